@@ -1,0 +1,81 @@
+package io.latchkey;
+
+import io.latchkey.internal.Connector;
+import java.net.URI;
+
+/**
+ * A connection to one lock backend, from which named {@link DistributedLock distributed locks} are taken.
+ *
+ * <p>Connect with a URI whose scheme selects the backend; the backend is the one Latchkey artifact on
+ * the class path ({@code lock-redis}, {@code lock-zookeeper}, {@code lock-etcd} or {@code lock-kafka}):
+ *
+ * <pre>{@code
+ * try (LockClient client = LockClient.connect("redis://localhost:6379?lease=15s")) {
+ *     DistributedLock lock = client.lock("report:nightly");
+ *     Optional<Lease> maybe = lock.tryLock(Duration.ofSeconds(5));   // empty: someone else holds it
+ *     if (maybe.isPresent()) {
+ *         try (Lease lease = maybe.get()) {
+ *             lease.ensureValid();                   // throws LockLostException if the lock is gone
+ *             writeReport(lease.fencingToken());     // let the resource reject stale writers
+ *         }
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>The URI is {@code scheme://[user[:password]@]host[:port][,host[:port]...][/path][?option=value&...]}.
+ * Options shared by every backend are {@code lease} (how long a silent holder keeps the lock, which is
+ * also the failover bound), {@code safetyMargin}, {@code timeout} (the bound on one backend round trip)
+ * and {@code namespace}; durations are written {@code 500ms}, {@code 15s}, {@code 2m} or {@code 1h}.
+ * Each backend documents its own further options; an unknown option is an error, never ignored.
+ *
+ * <p>Thread-safety: a client is thread-safe and meant to be shared; create one per backend
+ * connection. {@link #close()} releases every lease it still holds, then disconnects.
+ *
+ * <p>Discovery: providers are found with {@link java.util.ServiceLoader} over
+ * {@link io.latchkey.spi.LockProviderFactory}. Exactly one provider must serve the URI's scheme; none,
+ * or several, is an error that says what to do (the system property {@code latchkey.provider} names
+ * the provider class to use when several are present). There is never a silent fallback.
+ */
+public interface LockClient extends AutoCloseable {
+
+    /**
+     * Connects to the backend named by {@code uri}, with default options plus those in the URI's query.
+     *
+     * @throws IllegalArgumentException if the URI is malformed, names an unknown option or a bad value
+     * @throws LockException if no provider, or several, serve the URI's scheme, or the backend cannot be reached
+     */
+    static LockClient connect(String uri) {
+        return Connector.connect(uri, LockOptions.defaults());
+    }
+
+    /**
+     * Connects to the backend named by {@code uri}, starting from {@code options}; options given in the
+     * URI's query override those of {@code options}.
+     *
+     * @throws IllegalArgumentException if the URI is malformed, names an unknown option or a bad value
+     * @throws LockException if no provider, or several, serve the URI's scheme, or the backend cannot be reached
+     */
+    static LockClient connect(URI uri, LockOptions options) {
+        return Connector.connect(uri, options);
+    }
+
+    /**
+     * Returns the lock with this name. Cheap: nothing is sent to the backend until a lease is requested.
+     *
+     * @param name any non-empty string of at most 255 characters without control characters
+     * @throws IllegalArgumentException if the name breaks that rule; the message names the rule
+     * @throws IllegalStateException if this client is closed
+     */
+    DistributedLock lock(String name);
+
+    /** The options this client runs with, after the URI's query was applied. */
+    LockOptions options();
+
+    /**
+     * Closes every lease this client still holds (releasing the locks), stops the client's threads and
+     * disconnects from the backend, unless the backend connection was supplied by the application.
+     * Idempotent.
+     */
+    @Override
+    void close();
+}

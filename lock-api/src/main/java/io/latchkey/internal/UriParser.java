@@ -1,0 +1,166 @@
+package io.latchkey.internal;
+
+import io.latchkey.LockOptions;
+import io.latchkey.spi.LockProviderFactory;
+import io.latchkey.spi.LockUri;
+import io.latchkey.spi.LockUri.HostAndPort;
+import java.net.URI;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Parses {@code scheme://[user[:password]@]host[:port][,host[:port]...][/path][?option=value&...]}.
+ * Several hosts make the authority registry-based, so it is split here rather than by {@link URI}.
+ * Every error quotes the bad part and the URI with its password hidden.
+ */
+public final class UriParser {
+
+    /** The option names every backend understands. */
+    public static final Set<String> SHARED_OPTIONS = Set.of("lease", "safetyMargin", "timeout", "namespace");
+
+    private UriParser() {
+    }
+
+    /** The result: what the backend needs of the URI, and the options with the URI's query applied. */
+    public record Parsed(LockUri uri, LockOptions options) {
+    }
+
+    static String scheme(URI uri) {
+        if (uri.getScheme() == null) {
+            throw new IllegalArgumentException("lock URI '" + redact(uri.toString())
+                    + "' has no scheme; write it like redis://host:6379 or zookeeper://host:2181/locks");
+        }
+        return uri.getScheme().toLowerCase(Locale.ROOT);
+    }
+
+    public static Parsed parse(URI uri, LockOptions base, LockProviderFactory provider) {
+        String scheme = scheme(uri);
+        String shown = redact(uri.toString());
+        if (uri.isOpaque() || uri.getRawAuthority() == null || uri.getRawAuthority().isEmpty()) {
+            throw new IllegalArgumentException("lock URI '" + shown + "' names no host; write it as " + scheme + "://host:port");
+        }
+        LockOptions.Builder options = base.toBuilder();
+        String authority = uri.getRawAuthority();
+        int at = authority.lastIndexOf('@');
+        if (at >= 0) {
+            String userInfo = authority.substring(0, at);
+            authority = authority.substring(at + 1);
+            int colon = userInfo.indexOf(':');
+            String user = decode(colon >= 0 ? userInfo.substring(0, colon) : userInfo);
+            String password = colon >= 0 ? decode(userInfo.substring(colon + 1)) : null;
+            options.credentials(user.isEmpty() ? null : user, password);
+        }
+        List<HostAndPort> hosts = new ArrayList<>();
+        for (String part : authority.split(",", -1)) {
+            hosts.add(host(part.trim(), scheme, shown, provider));
+        }
+        String path = uri.getPath() == null ? "" : uri.getPath();
+        if (uri.getRawQuery() != null && !uri.getRawQuery().isEmpty()) {
+            query(uri.getRawQuery(), options, provider, shown);
+        }
+        return new Parsed(new LockUri(scheme, hosts, path, shown), options.build());
+    }
+
+    private static HostAndPort host(String part, String scheme, String shown, LockProviderFactory provider) {
+        if (part.isEmpty()) {
+            throw new IllegalArgumentException("empty host in lock URI '" + shown + "'; list hosts as host1:port,host2:port");
+        }
+        String host;
+        String port = null;
+        if (part.startsWith("[")) {
+            int close = part.indexOf(']');
+            if (close < 0) {
+                throw new IllegalArgumentException("malformed host '" + part + "' in lock URI '" + shown + "': missing ']'");
+            }
+            host = part.substring(1, close);
+            String rest = part.substring(close + 1);
+            if (!rest.isEmpty()) {
+                if (!rest.startsWith(":")) {
+                    throw new IllegalArgumentException("malformed host '" + part + "' in lock URI '" + shown + "'");
+                }
+                port = rest.substring(1);
+            }
+        } else {
+            int colon = part.indexOf(':');
+            if (colon >= 0 && part.indexOf(':', colon + 1) >= 0) {
+                throw new IllegalArgumentException("malformed host '" + part + "' in lock URI '" + shown
+                        + "': write IPv6 addresses in brackets, like [::1]:2181");
+            }
+            host = colon >= 0 ? part.substring(0, colon) : part;
+            port = colon >= 0 ? part.substring(colon + 1) : null;
+        }
+        if (host.isEmpty() || !host.matches("[A-Za-z0-9._\\-:%]+")) {
+            throw new IllegalArgumentException("malformed host '" + part + "' in lock URI '" + shown + "'");
+        }
+        int number;
+        if (port == null) {
+            number = provider.defaultPort(scheme);
+        } else {
+            try {
+                number = Integer.parseInt(port);
+            } catch (NumberFormatException e) {
+                number = -1;
+            }
+            if (number < 1 || number > 65535) {
+                throw new IllegalArgumentException("bad port '" + port + "' in host '" + part + "' of lock URI '" + shown
+                        + "': a port is a number from 1 to 65535");
+            }
+        }
+        return new HostAndPort(host, number);
+    }
+
+    private static void query(String raw, LockOptions.Builder options, LockProviderFactory provider, String shown) {
+        Set<String> seen = new LinkedHashSet<>();
+        for (String pair : raw.split("&")) {
+            if (pair.isEmpty()) {
+                continue;
+            }
+            int eq = pair.indexOf('=');
+            String name = decode(eq >= 0 ? pair.substring(0, eq) : pair);
+            if (eq < 0 || eq == pair.length() - 1) {
+                throw new IllegalArgumentException("option '" + name + "' has no value in lock URI '" + shown + "'");
+            }
+            String value = decode(pair.substring(eq + 1));
+            if (!seen.add(name)) {
+                throw new IllegalArgumentException("option '" + name + "' is given twice in lock URI '" + shown + "'");
+            }
+            switch (name) {
+                case "lease":
+                    options.lease(Durations.parse(name, value));
+                    break;
+                case "safetyMargin":
+                    options.safetyMargin(Durations.parse(name, value));
+                    break;
+                case "timeout":
+                    options.timeout(Durations.parse(name, value));
+                    break;
+                case "namespace":
+                    options.namespace(value);
+                    break;
+                default:
+                    if (!provider.backendOptions().contains(name)) {
+                        Set<String> known = new TreeSet<>(SHARED_OPTIONS);
+                        known.addAll(provider.backendOptions());
+                        throw new IllegalArgumentException("unknown option '" + name + "' in lock URI '" + shown
+                                + "'; known options: " + String.join(", ", known));
+                    }
+                    options.backendOption(name, value);
+            }
+        }
+    }
+
+    private static String decode(String s) {
+        return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+    }
+
+    /** The URI with the password of its user info replaced by {@code ****}. */
+    public static String redact(String uri) {
+        return uri.replaceFirst("(//[^/@:?#]*:)[^/@?#]*@", "$1****@");
+    }
+}

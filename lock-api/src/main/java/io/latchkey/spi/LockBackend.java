@@ -1,0 +1,40 @@
+package io.latchkey.spi;
+
+/**
+ * What a backend implements: a non-reentrant lock per name, owned by the returned handle rather than
+ * by a thread.
+ *
+ * <p>The shared layer ({@link LockClients}) builds everything else on top: reentrancy, local gating
+ * of the threads of one process, the validity deadline, loss signalling, asynchronous acquisition
+ * and closing on shutdown. A backend therefore never sees two concurrent {@link #acquire} calls for
+ * the same lock name from the same client.
+ *
+ * <p>Implementations must be thread-safe.
+ */
+public interface LockBackend extends AutoCloseable {
+
+    /**
+     * Describes where the lock lives in the backend, for messages: for example
+     * {@code redis key 'latchkey:{report:nightly}'} or {@code zookeeper path '/locks/report%3Anightly'}.
+     */
+    String describe(String lockName);
+
+    /**
+     * Acquires the lock, waiting until {@code deadlineNanos} (on {@link System#nanoTime()}) at most for
+     * a holder to release it. Tries at least once even if the deadline has already passed.
+     *
+     * <p>Before returning a handle, the backend reports the grant to {@code evidence} with
+     * {@link LeaseEvidence#confirmed}; while the handle is held it keeps renewing and reports every
+     * confirmation, and it reports {@link LeaseEvidence#lost} as soon as it knows the lock may be gone.
+     *
+     * @return the handle, or {@code null} if the lock stayed held until the deadline
+     * @throws io.latchkey.LockBackendUnavailableException if the backend cannot be reached; within the
+     *     deadline plus {@link io.latchkey.LockOptions#timeout()}
+     * @throws InterruptedException if interrupted; nothing is left held or queued
+     */
+    BackendLease acquire(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException;
+
+    /** Disconnects and stops every thread the backend started. Called once, after every lease was released. */
+    @Override
+    void close();
+}

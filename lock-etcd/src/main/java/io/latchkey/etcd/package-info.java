@@ -1,0 +1,4 @@
+/**
+ * The etcd backend of Latchkey.
+ */
+package io.latchkey.etcd;

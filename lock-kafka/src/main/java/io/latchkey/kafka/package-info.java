@@ -1,0 +1,4 @@
+/**
+ * The kafka backend of Latchkey.
+ */
+package io.latchkey.kafka;

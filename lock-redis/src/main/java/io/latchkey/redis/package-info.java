@@ -1,0 +1,4 @@
+/**
+ * The redis backend of Latchkey.
+ */
+package io.latchkey.redis;

@@ -1,0 +1,4 @@
+/**
+ * The zookeeper backend of Latchkey.
+ */
+package io.latchkey.zookeeper;
