@@ -115,8 +115,107 @@ public abstract class LockContract {
     }
 
     @Nested
-    @DisplayName("1. At most one valid lease per lock name at any instant")
+    @DisplayName("1. Mutual exclusion: at most one valid lease per lock name at any instant")
     class MutualExclusion extends MutualExclusionTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("2. Try with a deadline: tryLock returns within wait + timeout, and an unreachable backend is an exception")
+    class TryWithDeadline extends TryWithDeadlineTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("3. Reentrancy: the holding thread nests, other threads wait, the last close releases")
+    class Reentrancy extends ReentrancyTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("4. Handle ownership: any thread may close a lease, close is idempotent and never frees another's lock")
+    class HandleOwnership extends HandleOwnershipTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("5. Crash release: a holder that dies loses the lock within lease + a bound")
+    class CrashRelease extends CrashReleaseTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("6. Renewal: a live holder keeps the lock far past the lease")
+    class Renewal extends RenewalTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("7. Loss is signalled, never silent: a cut or paused holder is invalid before another is granted")
+    class LossSignal extends LossSignalTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("7. Loss across a server restart: never two valid holders, and the lock usable again")
+    class ServerRestart extends ServerRestartTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("8. Fencing tokens: every grant's token exceeds all earlier ones")
+    class FencingTokens extends FencingTokenTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("9. Names: any 1 to 255 characters without control characters, mapped without collisions")
+    class LockNames extends LockNameTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("10. Nothing leaks: after close no thread, connection or backend state remains")
+    class NothingLeaks extends NothingLeaksTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("tryLockAsync: the same bounds, a lease of no thread, cancellation leaves nothing held")
+    class AsyncAcquisition extends AsyncAcquisitionTests {
         @Override
         LockContract contract() {
             return LockContract.this;
