@@ -57,7 +57,8 @@ public final class TcpProxy implements AutoCloseable {
 
     /** Where clients connect: the loopback address and the proxy's port. */
     public InetSocketAddress endpoint() {
-        return new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.getLocalPort());
+        // the literal address, so that a URI built from it names no host a client would resolve
+        return InetSocketAddress.createUnresolved(listener.getInetAddress().getHostAddress(), listener.getLocalPort());
     }
 
     /** The server endpoint this proxy forwards to. */
@@ -125,7 +126,8 @@ public final class TcpProxy implements AutoCloseable {
             awaitOpen();
             server = new Socket();
             sockets.add(server);
-            server.connect(target);
+            // fixtures may give unresolved addresses (a host name and a published port)
+            server.connect(target.isUnresolved() ? new InetSocketAddress(target.getHostString(), target.getPort()) : target);
             Socket upstream = server;
             thread("up", () -> pump(client, upstream)).start();
             thread("down", () -> pump(upstream, client)).start();

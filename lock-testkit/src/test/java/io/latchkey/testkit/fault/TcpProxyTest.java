@@ -44,7 +44,8 @@ class TcpProxyTest {
         }, "test-acceptor");
         acceptor.setDaemon(true);
         acceptor.start();
-        proxy = TcpProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getLocalPort()));
+        // unresolved, as fixtures give their published ports
+        proxy = TcpProxy.start(InetSocketAddress.createUnresolved("localhost", server.getLocalPort()));
     }
 
     @AfterEach
@@ -132,7 +133,8 @@ class TcpProxyTest {
 
     private Socket connect() throws IOException {
         Socket s = new Socket();
-        s.connect(proxy.endpoint(), ANSWER_MILLIS);
+        InetSocketAddress endpoint = proxy.endpoint();
+        s.connect(new InetSocketAddress(endpoint.getHostString(), endpoint.getPort()), ANSWER_MILLIS);
         return s;
     }
 
