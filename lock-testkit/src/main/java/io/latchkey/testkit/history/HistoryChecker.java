@@ -43,6 +43,19 @@ public final class HistoryChecker {
         }
     }
 
+    /**
+     * Fails if the fenced resource accepted a stale write; the weaker check, for a backend that may
+     * lose exclusion in a failover (asynchronous replication) and relies on fencing there.
+     */
+    public static void assertNoStaleWriteAccepted(History history) {
+        List<Event> events = history.events();
+        List<String> violations = new ArrayList<>();
+        staleWrites(events, violations);
+        if (!violations.isEmpty()) {
+            throw new AssertionError(String.join("\n  ", violations) + "\n" + describe(events));
+        }
+    }
+
     /** The violations in {@code events}; empty if there are none. */
     public static List<String> violations(List<Event> events) {
         List<String> out = new ArrayList<>();
