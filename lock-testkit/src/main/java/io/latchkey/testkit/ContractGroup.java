@@ -119,7 +119,7 @@ abstract class ContractGroup {
     }
 
     final ChildHolder childHolder() {
-        return track(ChildHolder.start(contract().childUri()));
+        return track(ChildHolder.start(contract().childUri(), contract().childJvmOptions()));
     }
 
     /** An executor for the test's own threads, shut down after the test. */
