@@ -132,7 +132,7 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
                         + " timeout option (" + options.timeout() + "); check that the ensemble is up and reachable", null);
             }
             List<ACL> acl = acl(options);
-            ensureBasePath(curator, base, acl);
+            ensureBasePath(curator, base, acl, shown);
             long negotiated = curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
             if (negotiated != options.lease().toMillis()) {
                 log.info("zookeeper at {} negotiated a session timeout of {} ms for a lease of {}: locks of this client"
@@ -178,10 +178,11 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
 
     /**
      * Creates the base path as a persistent node with the ACL (a container would be deleted when empty
-     * and could be recreated by anyone); an existing base path keeps its ACL, with a warning if it lets
-     * others create or delete lock nodes.
+     * and could be recreated by anyone). An existing base path keeps its ACL: one these credentials may
+     * not read is refused here, with a clear message, rather than at the first lock; one that lets other
+     * identities create or delete lock nodes gets a warning.
      */
-    private static void ensureBasePath(CuratorFramework curator, String base, List<ACL> acl) throws Exception {
+    private static void ensureBasePath(CuratorFramework curator, String base, List<ACL> acl, String shown) throws Exception {
         if (curator.checkExists().forPath(base) == null) {
             try {
                 curator.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).withACL(acl, true).forPath(base);
@@ -189,14 +190,19 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
                 // created meanwhile by another client
             }
         }
-        if (acl != ZooDefs.Ids.OPEN_ACL_UNSAFE) {
-            List<ACL> actual = curator.getACL().forPath(base);
-            boolean foreign = actual.stream().anyMatch(a -> !acl.contains(a)
-                    && (a.getPerms() & (ZooDefs.Perms.CREATE | ZooDefs.Perms.DELETE)) != 0);
-            if (foreign) {
-                log.warn("zookeeper base path '{}' lets other identities create or delete lock nodes (ACL {});"
-                        + " set its ACL to the digest identity of this client's credentials only", base, actual);
-            }
+        List<ACL> actual;
+        try {
+            actual = curator.getACL().forPath(base);
+        } catch (KeeperException.NoAuthException e) {
+            throw new LockException(null, "not allowed to use the zookeeper base path '" + base + "' at " + shown
+                    + ": its ACL belongs to another identity; connect with the username and password that own it"
+                    + " (zookeeper://user:password@host:2181" + base + ")", e);
+        }
+        boolean foreign = actual.stream().anyMatch(a -> !acl.contains(a)
+                && (a.getPerms() & (ZooDefs.Perms.CREATE | ZooDefs.Perms.DELETE)) != 0);
+        if (foreign && acl != ZooDefs.Ids.OPEN_ACL_UNSAFE) {
+            log.warn("zookeeper base path '{}' lets other identities create or delete lock nodes (ACL {});"
+                    + " set its ACL to the digest identity of this client's credentials only", base, actual);
         }
     }
 

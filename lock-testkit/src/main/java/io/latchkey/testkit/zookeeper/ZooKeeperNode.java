@@ -28,6 +28,7 @@ final class ZooKeeperNode implements AutoCloseable {
     /** The image name; kept after the run so that Docker's layer cache makes later runs fast. */
     static final String IMAGE = "latchkey-test/zookeeper:3.8";
     static final int CLIENT_PORT = 2181;
+    static final int CONTAINER_CHECK_MS = 500;
     private static final String RESOURCES = "io/latchkey/testkit/zookeeper/";
     private static final Duration STARTUP = Duration.ofMinutes(5);
 
@@ -43,6 +44,7 @@ final class ZooKeeperNode implements AutoCloseable {
         ServerImages.requireDocker();
         GenericContainer<?> c = new GenericContainer<>(image())
                 .withExposedPorts(CLIENT_PORT)
+                .withEnv("ZK_CONTAINER_CHECK_MS", Integer.toString(CONTAINER_CHECK_MS))
                 .waitingFor(new FourLetterWordWait(servers == null ? "srvr" : "ruok", ready).withStartupTimeout(STARTUP));
         if (servers != null) {
             c = c.withEnv("ZK_MYID", Integer.toString(myId)).withEnv("ZK_SERVERS", servers)

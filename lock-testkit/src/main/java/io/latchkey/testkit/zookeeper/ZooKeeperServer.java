@@ -21,6 +21,9 @@ import java.util.stream.Collectors;
  */
 public final class ZooKeeperServer implements LockServer {
 
+    /** How often the server's container manager deletes empty container nodes ({@code znode.container.checkIntervalMs}). */
+    public static final Duration CONTAINER_CHECK_INTERVAL = Duration.ofMillis(ZooKeeperNode.CONTAINER_CHECK_MS);
+
     private final ZooKeeperNode node;
 
     private ZooKeeperServer() {
