@@ -101,6 +101,26 @@ class ZooKeeperBackendTest {
     }
 
     @Test
+    @DisplayName("a lock node deleted behind the holder's back ends its lease at once: lost() completes")
+    void deletedLockNodeIsSignalled() throws Exception {
+        String name = "deleted-" + System.nanoTime();
+        String lockPath = LockPaths.DEFAULT_BASE + "/" + LockPaths.nodeName(name);
+        LockClient client = client("HOST");
+        Lease lease = client.lock(name).lock(PATIENT);
+        String node = lockPath + "/" + raw.getChildren().forPath(lockPath).get(0);
+
+        raw.delete().forPath(node);
+
+        LockException lost = lease.lost().toCompletableFuture().get(OPTIONS.timeout().toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(lost).hasMessageContaining(node).hasMessageContaining("deleted");
+        assertThat(lease.isValid()).isFalse();
+        lease.close();
+        try (Lease next = client("HOST").lock(name).lock(PATIENT)) {
+            assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+        }
+    }
+
+    @Test
     @DisplayName("herd: with 20 waiters in 20 clients, each release wakes only the next waiter, in FIFO order")
     void releaseWakesOnlyTheNextWaiter() throws Exception {
         int waiters = 20;
