@@ -158,7 +158,8 @@ class ZooKeeperEnsembleTest {
             if (got.isEmpty()) {
                 return false;
             }
-            try (Lease lease = got.get()) {
+            Lease lease = got.get();
+            try {
                 History.Grant g = history.acquired(actor, lock.name(), lease.fencingToken(), requested, History.now());
                 if (g.check(lease::isValid)) {
                     resource.write(g);
@@ -168,6 +169,8 @@ class ZooKeeperEnsembleTest {
                 g.released(History.now());
             } catch (LockException e) {
                 // a release that did not reach the ensemble: the node goes with the session
+            } finally {
+                lease.close();
             }
             return true;
         }
