@@ -7,6 +7,8 @@ import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
+import io.latchkey.testkit.LinearizableFailoverContract;
+import io.latchkey.testkit.LockServer;
 import io.latchkey.testkit.ServerImages;
 import io.latchkey.testkit.history.FencedResource;
 import io.latchkey.testkit.history.History;
@@ -26,14 +28,19 @@ import java.util.stream.IntStream;
 import org.apache.curator.framework.CuratorFramework;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Loss of the ensemble's leader while a lock is held and others wait. */
-class ZooKeeperEnsembleTest {
+/**
+ * Loss of the ensemble's leader while a lock is held and others wait: the kit's linearizable failover
+ * contract, and a test of what the holder itself sees. Each test kills one leader; the node is started
+ * again after the test, so every test begins with three nodes.
+ */
+class ZooKeeperEnsembleTest extends LinearizableFailoverContract {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperEnsembleTest.class);
     private static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(6)).build();
@@ -43,6 +50,7 @@ class ZooKeeperEnsembleTest {
     private static final Duration PATIENT = FAILOVER.multipliedBy(3);
     private static final int WAITERS = 2;
     private static ZooKeeperEnsemble ensemble;
+    private int stopped = -1;
 
     @BeforeAll
     static void startEnsemble() {
@@ -54,6 +62,32 @@ class ZooKeeperEnsembleTest {
     static void stopEnsemble() {
         if (ensemble != null) {
             ensemble.close();
+        }
+    }
+
+    @Override
+    protected LockServer cluster() {
+        return ensemble;
+    }
+
+    @Override
+    protected void failLeader() {
+        int leader = ensemble.leader();
+        assertThat(leader).as("the ensemble's leader").isNotNegative();
+        stopped = leader;
+        ensemble.stopNode(leader);
+    }
+
+    @Override
+    protected Duration failoverTime() {
+        return ZooKeeperEnsemble.failoverTime();
+    }
+
+    @AfterEach
+    void startStoppedNode() {
+        if (stopped >= 0) {
+            ensemble.startNode(stopped);
+            stopped = -1;
         }
     }
 
@@ -91,12 +125,11 @@ class ZooKeeperEnsembleTest {
                 }
                 return null;
             });
-            int leader = ensemble.leader();
-            assertThat(leader).as("the ensemble's leader").isNotNegative();
-            List<Integer> others = IntStream.range(0, 3).filter(i -> i != leader).boxed().toList();
             long stoppedAt = History.now();
-            history.fault("SIGKILL of the leader zk" + (leader + 1), name, stoppedAt);
-            ensemble.stopNode(leader);
+            history.fault("SIGKILL of the leader", name, stoppedAt);
+            failLeader();
+            int leader = stopped;
+            List<Integer> others = IntStream.range(0, 3).filter(i -> i != leader).boxed().toList();
             ensemble.awaitServing(others);
             log.info("a new leader serves {} ms after the old one was killed",
                     TimeUnit.NANOSECONDS.toMillis(History.now() - stoppedAt));
@@ -129,7 +162,6 @@ class ZooKeeperEnsembleTest {
 
             HistoryChecker.assertConsistent(history);
             HistoryChecker.assertAvailableWithin(history, name, releasedAt, FAILOVER);
-            ensemble.startNode(leader);
         } finally {
             clients.forEach(LockClient::close);
             executor.shutdownNow();

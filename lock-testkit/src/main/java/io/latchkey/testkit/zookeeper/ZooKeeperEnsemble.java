@@ -61,6 +61,15 @@ public final class ZooKeeperEnsemble implements LockServer {
         return ZooKeeperServer.uriOf(endpoints);
     }
 
+    /**
+     * A bound, from the nodes' configuration, on how long the ensemble takes to serve again after its
+     * leader dies: followers notice within {@code syncLimit} ticks, and the new leader must gather and
+     * sync a quorum within {@code initLimit} ticks.
+     */
+    public static Duration failoverTime() {
+        return Duration.ofMillis((long) ZooKeeperNode.TICK_MS * (ZooKeeperNode.SYNC_LIMIT + ZooKeeperNode.INIT_LIMIT));
+    }
+
     /** The ZooKeeper connection string of all nodes, for a raw ZooKeeper or Curator client. */
     public String connectString() {
         return endpoints().stream().map(a -> a.getHostString() + ":" + a.getPort()).collect(Collectors.joining(","));

@@ -29,6 +29,9 @@ final class ZooKeeperNode implements AutoCloseable {
     static final String IMAGE = "latchkey-test/zookeeper:3.8";
     static final int CLIENT_PORT = 2181;
     static final int CONTAINER_CHECK_MS = 500;
+    static final int TICK_MS = 500;
+    static final int INIT_LIMIT = 10;
+    static final int SYNC_LIMIT = 5;
     private static final String RESOURCES = "io/latchkey/testkit/zookeeper/";
     private static final Duration STARTUP = Duration.ofMinutes(5);
 
@@ -45,6 +48,9 @@ final class ZooKeeperNode implements AutoCloseable {
         GenericContainer<?> c = new GenericContainer<>(image())
                 .withExposedPorts(CLIENT_PORT)
                 .withEnv("ZK_CONTAINER_CHECK_MS", Integer.toString(CONTAINER_CHECK_MS))
+                .withEnv("ZK_TICK_MS", Integer.toString(TICK_MS))
+                .withEnv("ZK_INIT_LIMIT", Integer.toString(INIT_LIMIT))
+                .withEnv("ZK_SYNC_LIMIT", Integer.toString(SYNC_LIMIT))
                 .waitingFor(new FourLetterWordWait(servers == null ? "srvr" : "ruok", ready).withStartupTimeout(STARTUP));
         if (servers != null) {
             c = c.withEnv("ZK_MYID", Integer.toString(myId)).withEnv("ZK_SERVERS", servers)

@@ -9,8 +9,8 @@ CONF=/etc/zookeeper-test
 mkdir -p "$DATA" "$CONF"
 cat > "$CONF/zoo.cfg" <<CFG
 tickTime=${ZK_TICK_MS:-500}
-initLimit=20
-syncLimit=5
+initLimit=${ZK_INIT_LIMIT:-20}
+syncLimit=${ZK_SYNC_LIMIT:-5}
 dataDir=$DATA
 clientPort=2181
 maxClientCnxns=0
