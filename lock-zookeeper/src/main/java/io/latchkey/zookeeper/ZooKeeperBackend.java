@@ -119,9 +119,10 @@ final class ZooKeeperBackend implements LockBackend {
     }
 
     private void stateChanged(CuratorFramework c, ConnectionState state) {
-        if (state == ConnectionState.SUSPENDED) {
-            log.warn("connection to zookeeper suspended; {} held lock(s) stay valid at most until their validity"
-                    + " deadline unless the connection comes back", leases.size());
+        if (state == ConnectionState.SUSPENDED && !leases.isEmpty()) {
+            log.warn("connection to zookeeper suspended; locks {} under {} stay valid at most until their validity"
+                    + " deadline unless the connection comes back", leases.stream().map(l -> "'" + l.lockName() + "'")
+                    .sorted().collect(java.util.stream.Collectors.joining(", ")), basePath);
         }
         for (ZooKeeperLease lease : leases) {
             lease.connectionStateChanged(state);

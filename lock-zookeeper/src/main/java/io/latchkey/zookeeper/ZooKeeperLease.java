@@ -92,6 +92,10 @@ final class ZooKeeperLease implements BackendLease {
         log.debug("lock '{}' granted: node {}, fencing token (czxid) {}", lockName, node, czxid);
     }
 
+    String lockName() {
+        return lockName;
+    }
+
     /** The node's {@code czxid}: ZooKeeper's transaction ids are global and only grow, across restarts too. */
     @Override
     public long fencingToken() {
