@@ -37,7 +37,6 @@ while :; do
         continue
     fi
     java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
-        -Dzookeeper.log.dir=/tmp \
         -Dznode.container.checkIntervalMs="${ZK_CONTAINER_CHECK_MS:-500}" \
         -Dorg.slf4j.simpleLogger.showDateTime=true \
         -cp "$CONF:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar" \
