@@ -210,6 +210,28 @@ class ZooKeeperBackendTest {
     }
 
     @Test
+    @DisplayName("the URI's path and the namespace option place the lock nodes, and the lease option is the session timeout")
+    void uriPathNamespaceAndLease() throws Exception {
+        String name = "placed:" + System.nanoTime();
+        LockClient c = client("HOST/base/path?lease=8s&namespace=team");
+        assertThat(c.options().lease()).isEqualTo(Duration.ofSeconds(8));
+        long before = System.nanoTime();
+        try (Lease lease = c.lock(name).lock(PATIENT)) {
+            Duration remaining = lease.remaining();
+            Duration since = Duration.ofNanos(System.nanoTime() - before);
+            String lockPath = "/team/base/path/" + LockPaths.nodeName(name);
+            assertThat(raw.getChildren().forPath(lockPath)).as("lock nodes under %s", lockPath).hasSize(1);
+            assertThat(server.fourLetterWord("cons")).as("the sessions the server knows").contains("to=8000");
+            // the evidence was sent after 'before' and counts an 8 s session minus the margin from there
+            Duration validFor = c.options().lease().minus(c.options().safetyMargin());
+            assertThat(remaining).as("validity from an 8 s session").isLessThanOrEqualTo(validFor)
+                    .isGreaterThanOrEqualTo(validFor.minus(since));
+        }
+        assertThatThrownBy(() -> client("alice@HOST")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("zookeeper user 'alice' has no password");
+    }
+
+    @Test
     @DisplayName("a client on the application's own Curator client locks and does not close that client")
     void ownCuratorClientIsNotClosed() throws Exception {
         try (CuratorFramework own = ZooKeeperTestSupport.rawClient(server.connectString())) {
