@@ -91,10 +91,12 @@ final class RedisLockBackend implements LockBackend {
         RedissonFencedLock lock = fencedLock(key);
         long owner = OWNERS.decrementAndGet();
         long waitMillis = TimeUnit.NANOSECONDS.toMillis(Deadlines.remaining(deadlineNanos));
+        // The caller's bound: the wait plus one timeout, for the acquire and its confirmation together.
+        long end = System.nanoTime() + Deadlines.remaining(deadlineNanos) + timeout.toNanos();
         RFuture<Long> pending = lock.tryLockAndGetTokenAsync(waitMillis, -1, TimeUnit.MILLISECONDS, owner);
         Long token;
         try {
-            token = pending.get(Deadlines.remaining(deadlineNanos) + timeout.toNanos(), TimeUnit.NANOSECONDS);
+            token = pending.get(Deadlines.remaining(end), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             abandon(lock, pending, owner);
             throw e;
@@ -112,9 +114,12 @@ final class RedisLockBackend implements LockBackend {
             return null;
         }
         long sentAt = System.nanoTime();
+        // The confirmation shares the caller's bound with the acquire, but gets at least a quarter of the
+        // timeout, so that a grant that came in late is not thrown away for want of time.
+        long checkBound = Math.max(Deadlines.remaining(end), timeout.toNanos() / 4);
         Long ttl;
         try {
-            ttl = check(key, owner).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            ttl = check(key, owner).get(Math.min(checkBound, timeout.toNanos()), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             lock.unlockAsync(owner);
             throw e;
