@@ -64,7 +64,8 @@ public final class RedisLockProvider implements LockProviderFactory {
             log.info("lock client on an application's Redisson client: the lease is its lockWatchdogTimeout ({} ms),"
                     + " not the lease option ({})", watchdog, options.lease());
         }
-        RedisLockBackend backend = new RedisLockBackend(redisson, false, options.namespace(), options.timeout());
+        RedisLockBackend backend = new RedisLockBackend(redisson, false, options.namespace(), options.timeout(),
+                options.safetyMargin());
         return LockClients.of("redis", backend, options.toBuilder().lease(backend.lease()).build());
     }
 
@@ -99,7 +100,7 @@ public final class RedisLockProvider implements LockProviderFactory {
         } catch (RuntimeException e) {
             throw RedisConfigs.translate(null, uri.redacted(), "while connecting", e);
         }
-        return new RedisLockBackend(redisson, true, options.namespace(), options.timeout());
+        return new RedisLockBackend(redisson, true, options.namespace(), options.timeout(), options.safetyMargin());
     }
 
     @Override

@@ -13,10 +13,11 @@
  * {@code redisson_lock_token:{<namespace>:n}}, which never expires, and returns it as the fencing
  * token; so tokens rise with every grant of the name, whatever happened to the lock key. Redisson's
  * watchdog resets the key's time to live to the {@code lease} every {@code lease / 3}. The watchdog
- * says nothing when a renewal fails or finds the key gone, so this backend checks, at the same
- * cadence, that the key still holds its owner and how long it lives ({@code PTTL}), and reports that
- * to the shared layer: the lease stays valid until {@code sentAt + PTTL - safetyMargin}, and is
- * signalled lost at once when the key no longer names its owner. Redis errors during a check are
+ * says nothing when a renewal fails or finds the key gone, so this backend checks, every
+ * {@code (lease - safetyMargin) / 3} at most, that the key still holds its owner, extends it as the
+ * watchdog does and reads how long it lives ({@code PTTL}), and reports that to the shared layer: the
+ * lease stays valid until {@code sentAt + PTTL - safetyMargin}, where {@code sentAt} precedes the
+ * check, and is signalled lost at once when the key no longer names its owner. Redis errors during a check are
  * silence, never a confirmation: the deadline then runs out on its own.
  *
  * <h2>What Redis with replicas cannot guarantee</h2>
@@ -28,7 +29,7 @@
  * takes longer than the lease lets the key expire. So after a failover the new primary may not know
  * a lock that the old one granted, and grant it again while the first holder still believes it holds
  * it. Two things cover this. The loss signal: the first holder's next ownership check (within
- * {@code lease / 3} of the new primary serving) finds its owner gone and completes
+ * {@code (lease - safetyMargin) / 3} of the new primary serving) finds its owner gone and completes
  * {@link io.latchkey.Lease#lost()}; if no check gets through, its validity deadline passes no later
  * than the old primary would have expired the key. That bounds the overlap but cannot remove it, as
  * a holder cannot learn of a loss faster than it can reach the server. The fencing token: the token
