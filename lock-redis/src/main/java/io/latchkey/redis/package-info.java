@@ -21,25 +21,29 @@
  * silence, never a confirmation: the deadline then runs out on its own.
  *
  * <h2>What Redis with replicas cannot guarantee</h2>
- * Redis replicates asynchronously and sentinels promote a replica without asking whether it received
- * the latest writes. By default ({@code checkLockSyncedSlaves=true}) Redisson follows every acquire
- * and renewal with {@code WAIT}; an acquire that no replica acknowledged fails and is undone. This
- * narrows the gap but does not close it: {@code WAIT} does not make a write durable, a replica that
- * did not acknowledge may still be the one promoted (with several replicas), and a failover that
- * takes longer than the lease lets the key expire. So after a failover the new primary may not know
- * a lock that the old one granted, and grant it again while the first holder still believes it holds
- * it. Two things cover this. The loss signal: the first holder's next ownership check (within
- * {@code (lease - safetyMargin) / 3} of the new primary serving) finds its owner gone and completes
- * {@link io.latchkey.Lease#lost()}; if no check gets through, its validity deadline passes no later
- * than the old primary would have expired the key. That bounds the overlap but cannot remove it, as
- * a holder cannot learn of a loss faster than it can reach the server. The fencing token: the token
- * counter is written in the same script as the grant and acknowledged with it, so a grant that
- * survived into the new primary carries its counter along, and every later grant gets a larger
- * token; a resource that rejects tokens lower than the highest it has seen refuses the stale holder's
- * writes. What remains uncovered is the case in which the counter increment itself was lost with the
- * old primary (no {@code WAIT}, or the acknowledging replica was not the one promoted): then a new
- * grant can repeat a token. Run with {@code checkLockSyncedSlaves=true} and a single replica, or with
- * an AOF-persisted primary that restarts instead of failing over, where tokens must never repeat.
+ * Redis replicates asynchronously, and sentinels promote a replica without asking whether it received
+ * the latest writes. By default ({@code checkLockSyncedSlaves=true}) Redisson follows every acquire and
+ * watchdog renewal with {@code WAIT}; an acquire that no replica acknowledged fails and this backend
+ * undoes it. That narrows the gap but does not close it: {@code WAIT} does not make a write durable;
+ * with several replicas, one that did not acknowledge may be the one promoted; a replica may hold an
+ * older expiry than the primary whose {@code PTTL} the holder's deadline came from, so the promoted
+ * copy of the key can expire up to one renewal period early; and a failover slower than the lease lets
+ * the key expire. So after a failover the new primary may not know a lock the old one granted, and
+ * grant it again while the first holder still believes it holds it: unlike ZooKeeper or etcd, Redis
+ * cannot promise that no two leases are valid at once across a failover. Two things cover this.
+ * The loss signal: the first holder's next ownership check (within {@code (lease - safetyMargin) / 3}
+ * of the new primary serving) finds its owner gone and completes {@link io.latchkey.Lease#lost()}; if
+ * no check gets through, its validity deadline passes no later than the old primary would have
+ * expired the key. That bounds the overlap; nothing can remove it, as a holder cannot learn of a loss
+ * faster than it reaches the server. The fencing token: the counter is incremented in the same script
+ * that grants the lock, and replicated with it, so a grant that survived into the new primary carries
+ * its counter along, and any grant the new primary makes gets a larger token than every grant it
+ * knows; a resource that rejects tokens lower than the highest it has seen refuses the stale holder's
+ * writes once the new holder wrote. What remains uncovered is a counter increment lost with the old
+ * primary although its grant was handed out (no {@code WAIT}, or the acknowledging replica was not
+ * the one promoted): a new grant can then repeat that token, and a resource that accepts equal tokens
+ * would take writes from both. Where that matters run one replica with {@code checkLockSyncedSlaves=true},
+ * or a single primary with an fsynced append-only file that restarts instead of failing over.
  *
  * <p>Sentinels report node addresses as they see them; clients behind NAT or outside a container
  * network map them with the {@code natMap} option.
