@@ -183,7 +183,7 @@ public final class RedisServer implements LockServer {
     static void restartProcess(GenericContainer<?> container, String ready) {
         int before = count(container.getLogs(), ready);
         try {
-            var result = container.execInContainer("sh", "-c", "kill -TERM $(cat /tmp/latchkey-server.pid)");
+            var result = container.execInContainer("sh", "-c", "kill -TERM $(cat /run/latchkey-server.pid)");
             if (result.getExitCode() != 0) {
                 throw new IllegalStateException("could not stop the server process in " + container.getContainerName()
                         + ": " + result.getStderr());
