@@ -17,8 +17,9 @@ import org.testcontainers.images.builder.ImageFromDockerfile;
  *
  * <p>The server runs with an append-only file fsynced on every write, so a restart keeps every key,
  * fencing counters included. {@link #restart()} restarts the server process inside the running
- * container, which keeps the published port. Variants require a password ({@link #withPassword}) or
- * an ACL user with the default user disabled ({@link #withAclUser}).
+ * container, which keeps the published port. Variants require a password ({@link #withPassword}),
+ * an ACL user with the default user disabled ({@link #withAclUser}), or speak only TLS
+ * ({@link #withTls}).
  *
  * <p>Thread-safety: start and close from one thread; the accessors may be read from any thread.
  */
@@ -33,7 +34,6 @@ public final class RedisServer implements LockServer {
     private static final Duration STARTUP = Duration.ofSeconds(60);
 
     private final GenericContainer<?> container;
-
     private final boolean tls;
 
     private RedisServer(List<String> extraArgs, boolean tls) {
