@@ -335,6 +335,11 @@ final class EtcdLockBackend implements LockBackend {
     }
 
     private String prefix(String lockName) {
+        return prefix(namespace, lockName);
+    }
+
+    /** The key prefix of a lock's queue: {@code namespace}, the escaped name, and '/'. */
+    static String prefix(String namespace, String lockName) {
         StringBuilder b = new StringBuilder(namespace.length() + lockName.length() + 1).append(namespace);
         // '/' ends the name in the key, so it and the escape character are escaped: 'a' and 'a/b' never share a prefix
         for (int i = 0; i < lockName.length(); i++) {
