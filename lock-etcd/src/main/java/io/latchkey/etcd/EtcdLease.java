@@ -88,10 +88,10 @@ final class EtcdLease implements BackendLease {
 
     synchronized void startKeepalive(ScheduledExecutorService executor) {
         long period = Math.max(100, ttl.toMillis() / 3);
-        renewal = executor.scheduleWithFixedDelay(this::keepAlive, period, period, TimeUnit.MILLISECONDS);
+        renewal = executor.scheduleWithFixedDelay(() -> keepAlive(executor), period, period, TimeUnit.MILLISECONDS);
     }
 
-    private void keepAlive() {
+    private void keepAlive(ScheduledExecutorService executor) {
         synchronized (this) {
             if (ended || failure != null || inFlight) {
                 return;
@@ -106,7 +106,10 @@ final class EtcdLease implements BackendLease {
             fail("sending a keepalive for lease " + Long.toHexString(id) + " failed: " + EtcdLockBackend.message(e), e);
             return;
         }
-        answer.orTimeout(backend.timeout().toNanos(), TimeUnit.NANOSECONDS).whenComplete((r, e) -> {
+        ScheduledFuture<?> deadline = executor.schedule(() -> answer.completeExceptionally(new TimeoutException(
+                "no keepalive response within " + backend.timeout())), backend.timeout().toNanos(), TimeUnit.NANOSECONDS);
+        answer.whenComplete((r, e) -> {
+            deadline.cancel(false);
             synchronized (this) {
                 inFlight = false;
             }
@@ -114,7 +117,7 @@ final class EtcdLease implements BackendLease {
                 confirmed(sentAt, Duration.ofSeconds(r.getTTL()));
             } else if (e == null || EtcdLockBackend.code(e) == Status.Code.NOT_FOUND) {
                 fail("etcd no longer knows lease " + Long.toHexString(id) + " (NOT_FOUND): it expired", e);
-            } else if (e instanceof TimeoutException) {
+            } else if (e instanceof TimeoutException || e.getCause() instanceof TimeoutException) {
                 fail("no keepalive response for lease " + Long.toHexString(id) + " within " + backend.timeout(), e);
             } else {
                 fail("keepalive of lease " + Long.toHexString(id) + " failed: " + EtcdLockBackend.message(e), e);
@@ -209,8 +212,30 @@ final class EtcdLease implements BackendLease {
         }
     }
 
-    /** {@link #release()} that logs instead of throwing: for waiters that give up or fail. */
-    void revokeQuietly() {
+    /**
+     * Removes a waiter's key with its lease, logging instead of throwing.
+     *
+     * @param wait whether to wait (at most the timeout) for etcd to confirm, or only send the revoke
+     */
+    void revoke(boolean wait) {
+        if (!wait) {
+            synchronized (this) {
+                if (ended) {
+                    return;
+                }
+                ended = true;
+                if (renewal != null) {
+                    renewal.cancel(false);
+                }
+            }
+            backend.client().getLeaseClient().revoke(id).whenComplete((r, e) -> {
+                if (e != null && EtcdLockBackend.code(e) != Status.Code.NOT_FOUND) {
+                    log.debug("lock '{}': could not remove waiting key '{}' ({}); it expires with its lease within {}",
+                            lockName, keyString(), EtcdLockBackend.message(e), ttl);
+                }
+            });
+            return;
+        }
         try {
             release();
         } catch (RuntimeException e) {

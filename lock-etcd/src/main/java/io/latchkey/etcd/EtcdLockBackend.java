@@ -98,8 +98,26 @@ final class EtcdLockBackend implements LockBackend {
 
     @Override
     public BackendLease acquire(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException {
+        while (true) {
+            try {
+                return attempt(lockName, deadlineNanos, evidence);
+            } catch (LockBackendUnavailableException e) {
+                // gRPC reconnects with a growing backoff after a restart, and an election briefly fails
+                // requests or ends a waiter's lease: try again with a fresh lease while the caller still waits
+                if (Deadlines.passed(deadlineNanos)) {
+                    throw e;
+                }
+                log.debug("lock '{}': trying again until the wait ends: {}", lockName, e.getMessage());
+                TimeUnit.NANOSECONDS.sleep(Math.min(Deadlines.remaining(deadlineNanos), TimeUnit.MILLISECONDS.toNanos(200)));
+            }
+        }
+    }
+
+    /** One attempt with a lease of its own: the handle, or null if the deadline passed while waiting. */
+    private BackendLease attempt(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException {
         String prefix = prefix(lockName);
-        LeaseGrantResponse granted = grant(lockName, deadlineNanos);
+        LeaseGrantResponse granted = call(lockName, "granting a lease", client.getLeaseClient()
+                .grant(ttlSeconds, timeout.toMillis(), TimeUnit.MILLISECONDS));
         if (granted.getTTL() != ttlSeconds) {
             log.warn("lock '{}': etcd granted a lease of {}s instead of the {}s asked for; its minimum TTL applies",
                     lockName, granted.getTTL(), ttlSeconds);
@@ -107,6 +125,7 @@ final class EtcdLockBackend implements LockBackend {
         ByteSequence key = bytes(prefix + Long.toHexString(granted.getID()));
         EtcdLease lease = new EtcdLease(this, lockName, key, granted.getID(), Duration.ofSeconds(granted.getTTL()));
         boolean handedOut = false;
+        boolean unreachable = false;
         try {
             lease.startKeepalive(keepalives);
             long revision = enqueue(lockName, lease);
@@ -117,29 +136,14 @@ final class EtcdLockBackend implements LockBackend {
             handedOut = true;
             log.debug("lock '{}' acquired: key '{}', token {}", lockName, lease.keyString(), revision);
             return lease;
+        } catch (LockBackendUnavailableException e) {
+            unreachable = true;
+            throw e;
         } finally {
             if (!handedOut) {
-                // an abandoned waiter must never become the holder later: its key goes now, not at expiry
-                lease.revokeQuietly();
-            }
-        }
-    }
-
-    /**
-     * Grants the contender's lease, retrying while etcd is unreachable and the caller's deadline allows:
-     * gRPC reconnects with a growing backoff after a server restart, and nothing is held yet.
-     */
-    private LeaseGrantResponse grant(String lockName, long deadline) throws InterruptedException {
-        while (true) {
-            try {
-                return call(lockName, "granting a lease", client.getLeaseClient()
-                        .grant(ttlSeconds, timeout.toMillis(), TimeUnit.MILLISECONDS));
-            } catch (LockBackendUnavailableException e) {
-                if (Deadlines.passed(deadline)) {
-                    throw e;
-                }
-                log.debug("lock '{}': etcd unavailable, retrying until the wait ends: {}", lockName, e.getMessage());
-                TimeUnit.NANOSECONDS.sleep(Math.min(Deadlines.remaining(deadline), TimeUnit.MILLISECONDS.toNanos(200)));
+                // an abandoned waiter must never become the holder later: its key goes now, not at expiry;
+                // towards an unreachable etcd the revoke is only sent, the key then expires with its lease
+                lease.revoke(!unreachable);
             }
         }
     }

@@ -70,25 +70,30 @@ public final class EtcdLockProvider implements LockProviderFactory {
         List<URI> endpoints = uri.hosts().stream()
                 .map(h -> URI.create((uri.scheme().equals("etcds") ? "https://" : "http://") + h))
                 .collect(Collectors.toList());
+        // a Vert.x of our own, so that closing can wait until its event loop threads are gone
         Vertx vertx = Vertx.vertx(new VertxOptions().setUseDaemonThread(true));
-        ClientBuilder builder = Client.builder()
-                .endpoints(endpoints)
-                .vertx(vertx)
-                .connectTimeout(options.timeout())
-                .retryMaxDuration(options.timeout());
-        if (options.username() != null) {
-            builder.user(bytes(options.username())).password(bytes(options.password()));
-        }
-        if (uri.scheme().equals("etcds")) {
-            try {
+        Client client;
+        try {
+            ClientBuilder builder = Client.builder()
+                    .endpoints(endpoints)
+                    .vertx(vertx)
+                    .connectTimeout(options.timeout())
+                    .retryMaxDuration(options.timeout());
+            if (options.username() != null) {
+                builder.user(bytes(options.username())).password(bytes(options.password()));
+            }
+            if (uri.scheme().equals("etcds")) {
                 builder.sslContext(ssl -> {
                 });
-            } catch (SSLException e) {
-                vertx.close();
-                throw new IllegalArgumentException("cannot set up TLS for " + uri.redacted() + ": " + e.getMessage(), e);
             }
+            client = builder.build();
+        } catch (SSLException e) {
+            vertx.close();
+            throw new IllegalArgumentException("cannot set up TLS for " + uri.redacted() + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            vertx.close();
+            throw e;
         }
-        Client client = builder.build();
         EtcdLockBackend backend = new EtcdLockBackend(client, vertx, true, namespace, ttl, options, uri.redacted());
         try {
             backend.probe();

@@ -40,10 +40,12 @@ class EtcdLockContractTest extends FairOrderingContract {
 
     @Override
     protected boolean isLibraryThread(Thread thread) {
-        // jetcd's own pool and the Vert.x event loops it runs on belong to the client the library created
+        // jetcd's pool, the Vert.x event loops it runs on and gRPC's Netty threads all serve the client the
+        // library created; gRPC shares its Netty and executor threads in the process and ends them once
+        // its last channel closes
         String name = thread.getName();
         return super.isLibraryThread(thread) || name.startsWith("jetcd-") || name.startsWith("vert.x-")
-                || name.startsWith("vertx-");
+                || name.startsWith("vertx-") || name.startsWith("grpc-");
     }
 
     @Override
