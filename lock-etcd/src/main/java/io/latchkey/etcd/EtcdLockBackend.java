@@ -266,6 +266,14 @@ final class EtcdLockBackend implements LockBackend {
     private LockException translate(String lockName, String subject, String what, Throwable cause) {
         Status.Code code = code(cause);
         String message = message(cause);
+        for (Throwable c = cause; c != null && c.getCause() != c; c = c.getCause()) {
+            if (c instanceof javax.net.ssl.SSLException || c instanceof java.security.cert.CertificateException) {
+                return new LockException(lockName, subject + ": the TLS handshake with etcd at " + where + " failed while "
+                        + what + " (" + message + "); check that the server's certificate is signed by a CA in the '"
+                        + EtcdLockProvider.CACERT + "' option (or the JVM's trust store) and names the host connected to",
+                        cause);
+            }
+        }
         if (code == Status.Code.UNAUTHENTICATED || message.contains("authentication failed")) {
             Status.Code inner = innerCode(cause);
             if (inner == Status.Code.UNAVAILABLE || inner == Status.Code.DEADLINE_EXCEEDED) {

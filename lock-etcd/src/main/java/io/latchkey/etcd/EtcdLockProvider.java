@@ -11,6 +11,7 @@ import io.latchkey.spi.LockProviderFactory;
 import io.latchkey.spi.LockUri;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
+import java.io.File;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -22,8 +23,8 @@ import javax.net.ssl.SSLException;
 
 /**
  * The etcd provider of Latchkey: URIs {@code etcd://host1:2379,host2:2379?namespace=/locks/&lease=10s}
- * and {@code etcds://...} for TLS (trusting the JVM's default trust store), with
- * {@code user:password@} in the URI when etcd has authentication enabled.
+ * and {@code etcds://...?cacert=/path/ca.pem} for TLS (without {@code cacert}, the JVM's default trust
+ * store decides), with {@code user:password@} in the URI when etcd has authentication enabled.
  *
  * <p>Locks live under the namespace (default {@value #DEFAULT_NAMESPACE}; a URI path, if given, is the
  * namespace too) as one key per contender, bound to the contender's etcd lease: see
@@ -39,6 +40,9 @@ public final class EtcdLockProvider implements LockProviderFactory {
     /** The namespace used when none is given. */
     public static final String DEFAULT_NAMESPACE = "/latchkey/";
 
+    /** The option naming a PEM file of CA certificates to trust for {@code etcds://}, like etcdctl's {@code --cacert}. */
+    public static final String CACERT = "cacert";
+
     /** A public no-argument constructor for {@link java.util.ServiceLoader}; it does nothing. */
     public EtcdLockProvider() {
     }
@@ -46,6 +50,11 @@ public final class EtcdLockProvider implements LockProviderFactory {
     @Override
     public Set<String> schemes() {
         return Set.of("etcd", "etcds");
+    }
+
+    @Override
+    public Set<String> backendOptions() {
+        return Set.of(CACERT);
     }
 
     @Override
@@ -57,10 +66,13 @@ public final class EtcdLockProvider implements LockProviderFactory {
     public LockBackend connect(LockUri uri, LockOptions options) {
         Objects.requireNonNull(uri, "uri");
         Objects.requireNonNull(options, "options");
-        if (!options.backendOptions().isEmpty()) {
-            throw new IllegalArgumentException("etcd knows no backend-specific options, got "
-                    + options.backendOptions().keySet() + " in " + uri.redacted());
+        for (String name : options.backendOptions().keySet()) {
+            if (!backendOptions().contains(name)) {
+                throw new IllegalArgumentException("unknown etcd option '" + name + "' in " + uri.redacted()
+                        + "; known: " + backendOptions());
+            }
         }
+        File cacert = cacert(uri, options);
         String namespace = namespace(uri, options);
         long ttl = ttlSeconds(options.lease());
         if (options.username() != null && options.password() == null) {
@@ -78,12 +90,18 @@ public final class EtcdLockProvider implements LockProviderFactory {
                     .endpoints(endpoints)
                     .vertx(vertx)
                     .connectTimeout(options.timeout())
-                    .retryMaxDuration(options.timeout());
+                    .retryMaxDuration(options.timeout())
+                    // fail fast while the channel is down instead of waiting for it: the reason (refused,
+                    // TLS handshake) reaches the caller, and acquire retries within the caller's wait
+                    .waitForReady(false);
             if (options.username() != null) {
                 builder.user(bytes(options.username())).password(bytes(options.password()));
             }
             if (uri.scheme().equals("etcds")) {
                 builder.sslContext(ssl -> {
+                    if (cacert != null) {
+                        ssl.trustManager(cacert);
+                    }
                 });
             }
             client = builder.build();
@@ -117,6 +135,23 @@ public final class EtcdLockProvider implements LockProviderFactory {
         EtcdLockBackend backend = new EtcdLockBackend(etcd, null, false, namespace, ttlSeconds(options.lease()), options,
                 "the application's etcd client");
         return LockClients.of("etcd", backend, options);
+    }
+
+    private static File cacert(LockUri uri, LockOptions options) {
+        String path = options.backendOption(CACERT, null);
+        if (path == null) {
+            return null;
+        }
+        if (!uri.scheme().equals("etcds")) {
+            throw new IllegalArgumentException("option '" + CACERT + "' needs TLS: write etcds:// instead of "
+                    + uri.scheme() + ":// in " + uri.redacted());
+        }
+        File file = new File(path);
+        if (!file.isFile() || !file.canRead()) {
+            throw new IllegalArgumentException("option '" + CACERT + "' names no readable file: '" + path + "' in "
+                    + uri.redacted());
+        }
+        return file;
     }
 
     private static String namespace(LockUri uri, LockOptions options) {

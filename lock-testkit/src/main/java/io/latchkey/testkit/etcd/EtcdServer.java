@@ -21,7 +21,7 @@ import org.testcontainers.lifecycle.Startables;
 
 /**
  * An etcd server (Debian's {@code etcd-server}, 3.4 on bookworm) in Testcontainers: one member, one
- * member with authentication enabled, or a cluster of members on a Docker network.
+ * member with authentication enabled, one serving TLS, or a cluster of members on a Docker network.
  *
  * <p>Every member publishes its client port on a dynamic host port and advertises
  * {@code http://<host>:<published port>}, the address the test reaches. A shell loop in the container
@@ -47,6 +47,7 @@ public final class EtcdServer implements LockServer {
     /** The key prefix {@link #LOCK_USER} may use. */
     public static final String LOCK_PREFIX = "/locks/";
 
+    private static final String TLS_DIR = "/etc/latchkey-etcd-tls";
     private static final Duration STARTUP = Duration.ofSeconds(90);
     private static final ImageFromDockerfile IMAGE_BUILD = new ImageFromDockerfile(IMAGE, false)
             .withFileFromClasspath("Dockerfile", "io/latchkey/testkit/etcd/Dockerfile")
@@ -56,14 +57,16 @@ public final class EtcdServer implements LockServer {
     private final Network network;
     private final List<Member> members;
     private final boolean auth;
+    private final boolean tls;
 
-    private EtcdServer(int size, boolean auth) {
+    private EtcdServer(int size, boolean auth, boolean tls) {
         ServerImages.requireDocker();
         this.auth = auth;
+        this.tls = tls;
         this.network = Network.newNetwork();
         String cluster = IntStream.range(0, size).mapToObj(i -> name(i) + "=http://" + name(i) + ":2380")
                 .collect(Collectors.joining(","));
-        this.members = IntStream.range(0, size).mapToObj(i -> new Member(name(i), cluster, network))
+        this.members = IntStream.range(0, size).mapToObj(i -> new Member(name(i), cluster, network, tls))
                 .collect(Collectors.toList());
         try {
             // the members of a cluster must start together: none serves before a quorum has formed
@@ -87,7 +90,15 @@ public final class EtcdServer implements LockServer {
 
     /** Starts one member without authentication. */
     public static EtcdServer start() {
-        return new EtcdServer(1, false);
+        return new EtcdServer(1, false, false);
+    }
+
+    /**
+     * Starts one member that serves clients over TLS only, with a certificate for {@code localhost} and
+     * {@code 127.0.0.1} signed by a CA of its own: see {@link #caCertificatePem()}.
+     */
+    public static EtcdServer startWithTls() {
+        return new EtcdServer(1, false, true);
     }
 
     /**
@@ -95,7 +106,7 @@ public final class EtcdServer implements LockServer {
      * {@link #LOCK_PREFIX}, and {@link #OTHER_USER} without any permission.
      */
     public static EtcdServer startWithAuth() {
-        return new EtcdServer(1, true);
+        return new EtcdServer(1, true, false);
     }
 
     /** Starts a cluster of {@code size} members, each reachable through its own published port. */
@@ -103,7 +114,7 @@ public final class EtcdServer implements LockServer {
         if (size < 1) {
             throw new IllegalArgumentException("an etcd cluster needs at least one member: " + size);
         }
-        return new EtcdServer(size, false);
+        return new EtcdServer(size, false, false);
     }
 
     @Override
@@ -121,7 +132,16 @@ public final class EtcdServer implements LockServer {
         StringJoiner hosts = new StringJoiner(",");
         endpoints.forEach(e -> hosts.add(e.getHostString() + ':' + e.getPort()));
         String userInfo = user == null ? "" : user + (password == null ? "" : ':' + password) + '@';
-        return "etcd://" + userInfo + hosts;
+        return (tls ? "etcds://" : "etcd://") + userInfo + hosts;
+    }
+
+    /** The PEM certificate of the CA that signed the server certificate of {@link #startWithTls()}. */
+    public String caCertificatePem() {
+        if (!tls) {
+            throw new IllegalStateException("this etcd server does not use TLS; start it with startWithTls()");
+        }
+        return members.get(0).copyFileFromContainer(TLS_DIR + "/ca.pem",
+                in -> new String(in.readAllBytes(), StandardCharsets.UTF_8));
     }
 
     /** How many members there are. */
@@ -211,7 +231,8 @@ public final class EtcdServer implements LockServer {
     }
 
     private String ctl(String command) {
-        return "ETCDCTL_API=3 etcdctl --endpoints=http://127.0.0.1:" + CLIENT_PORT + " --command-timeout=5s"
+        return "ETCDCTL_API=3 etcdctl --endpoints=" + (tls ? "https" : "http") + "://127.0.0.1:" + CLIENT_PORT
+                + (tls ? " --cacert=" + TLS_DIR + "/ca.pem" : "") + " --command-timeout=5s"
                 + (auth ? " --user=" + ROOT_USER + ":" + ROOT_PASSWORD : "") + " " + command;
     }
 
@@ -228,12 +249,14 @@ public final class EtcdServer implements LockServer {
     private static final class Member extends GenericContainer<Member> {
         private final String name;
         private final String cluster;
+        private final boolean tls;
         private volatile boolean held;
 
-        Member(String name, String cluster, Network network) {
+        Member(String name, String cluster, Network network, boolean tls) {
             super(IMAGE_BUILD);
             this.name = Objects.requireNonNull(name);
             this.cluster = cluster;
+            this.tls = tls;
             withNetwork(network);
             withNetworkAliases(name);
             withExposedPorts(CLIENT_PORT);
@@ -245,7 +268,8 @@ public final class EtcdServer implements LockServer {
             // the published port is known only now; the entrypoint waits for this file
             String conf = "ETCD_MEMBER=" + name + "\n"
                     + "ETCD_CLUSTER=" + cluster + "\n"
-                    + "ETCD_ADVERTISE=http://" + getHost() + ":" + getMappedPort(CLIENT_PORT) + "\n";
+                    + "ETCD_TLS=" + (tls ? "1" : "0") + "\n"
+                    + "ETCD_ADVERTISE=" + (tls ? "https" : "http") + "://" + getHost() + ":" + getMappedPort(CLIENT_PORT) + "\n";
             copyFileToContainer(Transferable.of(conf.getBytes(StandardCharsets.UTF_8)), "/etc/latchkey-etcd.conf");
         }
 
