@@ -27,8 +27,8 @@ import org.junit.jupiter.api.TestClassOrder;
  * {@link #slack()}, never from constants.
  *
  * <p>Hooks, all but {@link #server()} with a default: {@link #options()}, {@link #newClient()},
- * {@link #newCuttableClient()} (how one client is cut off the network), {@link #childUri()} (how a
- * holder in a child JVM connects), {@link #slack()}, {@link #isLibraryThread(Thread)} and
+ * {@link #newCuttableClient()} (how one client is cut off the network), {@link #childUri()} and
+ * {@link #childJvmOptions()} (how a holder in a child JVM connects), {@link #slack()}, {@link #isLibraryThread(Thread)} and
  * {@link #assertNothingLeftInBackend(Collection)} (what rule 10 checks).
  *
  * <p>The server must be started in a {@code @BeforeAll} method or lazily in {@link #server()}, not in
@@ -89,6 +89,14 @@ public abstract class LockContract {
      */
     protected String childUri() {
         return OptionsUri.of(server().uri(server().endpoints()), options());
+    }
+
+    /**
+     * Extra options for the child JVMs of the kill and pause faults, such as system properties the
+     * backend's client needs; none by default. The class path is always the test's.
+     */
+    protected List<String> childJvmOptions() {
+        return List.of();
     }
 
     /**

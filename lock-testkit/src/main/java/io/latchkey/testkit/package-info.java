@@ -30,8 +30,8 @@
  *   </li>
  *   <li>Override further hooks only where the defaults do not fit: {@code options()} (the lease the
  *       suite runs with, 6 s by default), {@code newCuttableClient()} if the backend's clients do
- *       not stay on the addresses they were given, {@code childUri()} if a child JVM needs more than
- *       the URI of the direct endpoints with the options in its query, {@code slack()},
+ *       not stay on the addresses they were given, {@code childUri()} and {@code childJvmOptions()} if
+ *       a child JVM needs more than the URI of the direct endpoints with the options in its query, {@code slack()},
  *       {@code isLibraryThread(Thread)} and {@code assertNothingLeftInBackend(Collection)} for what
  *       rule 10 checks.</li>
  *   <li>Run it with the test class path holding the backend's provider

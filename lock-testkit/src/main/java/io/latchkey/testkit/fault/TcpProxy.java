@@ -8,6 +8,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -96,10 +97,9 @@ public final class TcpProxy implements AutoCloseable {
             gate.notifyAll();
         }
         closeQuietly(listener);
-        for (Socket s : sockets) {
+        for (Socket s : List.copyOf(sockets)) {
             closeQuietly(s);
         }
-        sockets.clear();
     }
 
     @Override
@@ -179,7 +179,10 @@ public final class TcpProxy implements AutoCloseable {
         return t;
     }
 
-    private static void closeQuietly(AutoCloseable c) {
+    private void closeQuietly(AutoCloseable c) {
+        if (c instanceof Socket) {
+            sockets.remove(c);
+        }
         try {
             c.close();
         } catch (Exception e) {
