@@ -47,6 +47,9 @@ public final class EtcdServer implements LockServer {
     /** The key prefix {@link #LOCK_USER} may use. */
     public static final String LOCK_PREFIX = "/locks/";
 
+    /** The election timeout of the fixture's members ({@code --election-timeout}); the heartbeat is a tenth. */
+    public static final Duration ELECTION_TIMEOUT = Duration.ofMillis(1000);
+
     private static final String TLS_DIR = "/etc/latchkey-etcd-tls";
     private static final Duration STARTUP = Duration.ofSeconds(90);
     private static final ImageFromDockerfile IMAGE_BUILD = new ImageFromDockerfile(IMAGE, false)
@@ -269,6 +272,8 @@ public final class EtcdServer implements LockServer {
             String conf = "ETCD_MEMBER=" + name + "\n"
                     + "ETCD_CLUSTER=" + cluster + "\n"
                     + "ETCD_TLS=" + (tls ? "1" : "0") + "\n"
+                    + "ETCD_ELECTION_MS=" + ELECTION_TIMEOUT.toMillis() + "\n"
+                    + "ETCD_HEARTBEAT_MS=" + ELECTION_TIMEOUT.toMillis() / 10 + "\n"
                     + "ETCD_ADVERTISE=" + (tls ? "https" : "http") + "://" + getHost() + ":" + getMappedPort(CLIENT_PORT) + "\n";
             copyFileToContainer(Transferable.of(conf.getBytes(StandardCharsets.UTF_8)), "/etc/latchkey-etcd.conf");
         }

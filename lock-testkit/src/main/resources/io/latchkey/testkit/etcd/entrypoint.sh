@@ -33,7 +33,7 @@ while true; do
         --listen-client-urls "$SCHEME://0.0.0.0:2379" --advertise-client-urls "$ETCD_ADVERTISE" $TLS_FLAGS \
         --listen-peer-urls http://0.0.0.0:2380 --initial-advertise-peer-urls "http://$ETCD_MEMBER:2380" \
         --initial-cluster "$ETCD_CLUSTER" --initial-cluster-state new --initial-cluster-token latchkey \
-        --heartbeat-interval 100 --election-timeout 1000 &
+        --heartbeat-interval "$ETCD_HEARTBEAT_MS" --election-timeout "$ETCD_ELECTION_MS" &
     echo $! > /tmp/etcd.pid
     wait $!
     echo "latchkey-etcd: etcd exited"
