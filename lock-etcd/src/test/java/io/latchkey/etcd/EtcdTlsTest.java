@@ -24,6 +24,8 @@ class EtcdTlsTest {
 
     private static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(5))
             .timeout(Duration.ofSeconds(3)).build();
+    /** Loading gRPC, Netty, Vert.x and the TLS stack on a busy machine, not a bound of the library. */
+    private static final Duration WARM_UP = Duration.ofSeconds(60);
     private static EtcdServer server;
     @TempDir
     static Path dir;
@@ -34,7 +36,8 @@ class EtcdTlsTest {
         server = EtcdServer.startWithTls();
         ca = Files.writeString(dir.resolve("ca.pem"), server.caCertificatePem(), StandardCharsets.UTF_8);
         // the first client of a JVM loads gRPC, Netty and Vert.x; that time is not what the tests measure
-        LockClient.connect(URI.create(server.uri(server.endpoints()) + "?cacert=" + ca), OPTIONS).close();
+        LockClient.connect(URI.create(server.uri(server.endpoints()) + "?cacert=" + ca),
+                OPTIONS.toBuilder().timeout(WARM_UP).build()).close();
     }
 
     @AfterAll
