@@ -103,7 +103,7 @@ final class EtcdLease implements BackendLease {
         try {
             answer = backend.client().getLeaseClient().keepAliveOnce(id);
         } catch (RuntimeException e) {
-            fail("sending a keepalive for lease " + Long.toHexString(id) + " failed: " + EtcdLockBackend.message(e), e);
+            fail("sending a keepalive for lease " + Long.toHexString(id) + " failed: " + EtcdErrors.message(e), e);
             return;
         }
         ScheduledFuture<?> deadline = executor.schedule(() -> answer.completeExceptionally(new TimeoutException(
@@ -115,12 +115,12 @@ final class EtcdLease implements BackendLease {
             }
             if (e == null && r.getTTL() > 0) {
                 confirmed(sentAt, Duration.ofSeconds(r.getTTL()));
-            } else if (e == null || EtcdLockBackend.code(e) == Status.Code.NOT_FOUND) {
+            } else if (e == null || EtcdErrors.code(e) == Status.Code.NOT_FOUND) {
                 fail("etcd no longer knows lease " + Long.toHexString(id) + " (NOT_FOUND): it expired", e);
             } else if (e instanceof TimeoutException || e.getCause() instanceof TimeoutException) {
                 fail("no keepalive response for lease " + Long.toHexString(id) + " within " + backend.timeout(), e);
             } else {
-                fail("keepalive of lease " + Long.toHexString(id) + " failed: " + EtcdLockBackend.message(e), e);
+                fail("keepalive of lease " + Long.toHexString(id) + " failed: " + EtcdErrors.message(e), e);
             }
         });
     }
@@ -206,7 +206,7 @@ final class EtcdLease implements BackendLease {
             backend.callUninterruptibly(lockName, "revoking lease " + Long.toHexString(id),
                     backend.client().getLeaseClient().revoke(id));
         } catch (LockException e) {
-            if (EtcdLockBackend.code(e.getCause()) != Status.Code.NOT_FOUND) {
+            if (EtcdErrors.code(e.getCause()) != Status.Code.NOT_FOUND) {
                 throw e;
             }
         }
@@ -229,9 +229,9 @@ final class EtcdLease implements BackendLease {
                 }
             }
             backend.client().getLeaseClient().revoke(id).whenComplete((r, e) -> {
-                if (e != null && EtcdLockBackend.code(e) != Status.Code.NOT_FOUND) {
+                if (e != null && EtcdErrors.code(e) != Status.Code.NOT_FOUND) {
                     log.debug("lock '{}': could not remove waiting key '{}' ({}); it expires with its lease within {}",
-                            lockName, keyString(), EtcdLockBackend.message(e), ttl);
+                            lockName, keyString(), EtcdErrors.message(e), ttl);
                 }
             });
             return;

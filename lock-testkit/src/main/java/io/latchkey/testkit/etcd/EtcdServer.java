@@ -173,14 +173,14 @@ public final class EtcdServer implements LockServer {
     public void stopMember(int index) {
         Member m = members.get(index);
         m.run("stopping " + m.name, "sh", "-c",
-                "touch /tmp/etcd.hold; pid=$(cat /tmp/etcd.pid); kill -9 $pid; while kill -0 $pid 2>/dev/null; do sleep 0.1; done");
+                "touch /var/lib/latchkey-etcd/hold; pid=$(cat /var/lib/latchkey-etcd/etcd.pid); kill -9 $pid; while kill -0 $pid 2>/dev/null; do sleep 0.1; done");
         m.held = true;
     }
 
     /** Starts member {@code index} again and waits until it serves. */
     public void startMember(int index) {
         Member m = members.get(index);
-        m.run("starting " + m.name, "rm", "-f", "/tmp/etcd.hold");
+        m.run("starting " + m.name, "rm", "-f", "/var/lib/latchkey-etcd/hold");
         m.held = false;
         awaitHealthy(m);
     }
@@ -190,7 +190,7 @@ public final class EtcdServer implements LockServer {
         for (Member m : members) {
             if (!m.held) {
                 m.run("stopping " + m.name, "sh", "-c",
-                        "pid=$(cat /tmp/etcd.pid); kill $pid; while kill -0 $pid 2>/dev/null; do sleep 0.1; done");
+                        "pid=$(cat /var/lib/latchkey-etcd/etcd.pid); kill $pid; while kill -0 $pid 2>/dev/null; do sleep 0.1; done");
             }
         }
         for (Member m : members) {

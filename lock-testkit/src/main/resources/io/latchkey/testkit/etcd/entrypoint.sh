@@ -1,10 +1,10 @@
 #!/bin/sh
 # Waits for the fixture to copy in /etc/latchkey-etcd.conf (it knows the published client port only
 # once the container runs), then keeps etcd running: restart() kills the process and this loop starts
-# it again on the same data directory; a member held down (/tmp/etcd.hold) stays stopped.
+# it again on the same data directory; a member held down (/var/lib/latchkey-etcd/hold) stays stopped.
 while [ ! -f /etc/latchkey-etcd.conf ]; do sleep 0.1; done
 . /etc/latchkey-etcd.conf
-trap 'kill "$(cat /tmp/etcd.pid)" 2>/dev/null; exit 0' TERM INT
+trap 'kill "$(cat /var/lib/latchkey-etcd/etcd.pid)" 2>/dev/null; exit 0' TERM INT
 
 SCHEME=http
 TLS_FLAGS=""
@@ -24,7 +24,7 @@ if [ "$ETCD_TLS" = "1" ]; then
 fi
 
 while true; do
-    if [ -f /tmp/etcd.hold ]; then
+    if [ -f /var/lib/latchkey-etcd/hold ]; then
         sleep 0.2
         continue
     fi
@@ -34,7 +34,7 @@ while true; do
         --listen-peer-urls http://0.0.0.0:2380 --initial-advertise-peer-urls "http://$ETCD_MEMBER:2380" \
         --initial-cluster "$ETCD_CLUSTER" --initial-cluster-state new --initial-cluster-token latchkey \
         --heartbeat-interval "$ETCD_HEARTBEAT_MS" --election-timeout "$ETCD_ELECTION_MS" &
-    echo $! > /tmp/etcd.pid
+    echo $! > /var/lib/latchkey-etcd/etcd.pid
     wait $!
     echo "latchkey-etcd: etcd exited"
     sleep 0.2
