@@ -51,7 +51,7 @@ public abstract class ClusterFailoverContract {
     private final Deque<AutoCloseable> opened = new ArrayDeque<>();
 
     @BeforeAll
-    static void requireDocker() {
+    static void requireDockerBeforeAnyServer() {
         ServerImages.requireDocker();
     }
 

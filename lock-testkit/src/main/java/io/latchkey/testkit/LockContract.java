@@ -13,9 +13,9 @@ import java.util.Collection;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.ClassOrderer;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Order;
-import org.junit.jupiter.api.ClassOrderer;
 import org.junit.jupiter.api.TestClassOrder;
 
 /**
@@ -28,8 +28,9 @@ import org.junit.jupiter.api.TestClassOrder;
  *
  * <p>Hooks, all but {@link #server()} with a default: {@link #options()}, {@link #newClient()},
  * {@link #newCuttableClient()} (how one client is cut off the network), {@link #childUri()} and
- * {@link #childJvmOptions()} (how a holder in a child JVM connects), {@link #slack()}, {@link #isLibraryThread(Thread)} and
- * {@link #assertNothingLeftInBackend(Collection)} (what rule 10 checks).
+ * {@link #childJvmOptions()} (how a holder in a child JVM connects), {@link #slack()},
+ * {@link #isLibraryThread(Thread)} and {@link #assertNothingLeftInBackend(Collection)} (what rule 10
+ * checks).
  *
  * <p>The server must be started in a {@code @BeforeAll} method or lazily in {@link #server()}, not in
  * a static initializer: this class checks first, in its own {@code @BeforeAll}, that a Docker engine
@@ -41,7 +42,7 @@ import org.junit.jupiter.api.TestClassOrder;
 public abstract class LockContract {
 
     @BeforeAll
-    static void requireDocker() {
+    static void requireDockerBeforeAnyServer() {
         ServerImages.requireDocker();
     }
 

@@ -78,7 +78,12 @@ abstract class LossSignalTests extends ContractGroup {
         HistoryChecker.assertAvailableWithin(history, name, cutAt, failoverBound());
         HistoryChecker.assertConsistent(history);
 
+        assertThatThrownBy(() -> cut.client().lock(name).tryLock())
+                .as("a nested acquire by the thread that holds the lost lease").isInstanceOf(LockLostException.class);
         cut.restore();
+        // once the network heals the backend answers again, but a lost lease stays lost
+        Thread.sleep(slack().toMillis());
+        assertThat(lease.isValid()).as("the lost lease after the network healed").isFalse();
         lease.close();
         assertThat(client().lock(name).tryLock()).as("the lock after the cut holder closed its lost lease").isEmpty();
     }
