@@ -301,6 +301,8 @@ public final class EtcdServer implements LockServer {
             }
         }
 
+        // identity: Startables collects the members in a set, and members differ only in state GenericContainer
+        // may not compare
         @Override
         public boolean equals(Object o) {
             return this == o;
