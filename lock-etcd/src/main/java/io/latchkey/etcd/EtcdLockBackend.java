@@ -207,9 +207,10 @@ final class EtcdLockBackend implements LockBackend {
             throws InterruptedException {
         GetResponse own = call(lockName, "reading key '" + lease.keyString() + "'", client.getKVClient().get(lease.key()));
         if (own.getKvs().isEmpty() || own.getKvs().get(0).getCreateRevision() != revision) {
-            throw new LockException(lockName, "lock '" + lockName + "' (" + describe(lockName) + "): the key '"
-                    + lease.keyString() + "' vanished while waiting, so its lease expired or it was deleted by hand;"
-                    + " the lock was not granted, try again");
+            // unavailable, so that acquire tries again with a fresh lease while the caller still waits
+            throw new LockBackendUnavailableException(lockName, "lock '" + lockName + "' (" + describe(lockName)
+                    + "): the key '" + lease.keyString() + "' vanished while waiting, so its lease expired or it was"
+                    + " deleted by hand; the lock was not granted, try again", null);
         }
         long sentAt = System.nanoTime();
         LeaseTimeToLiveResponse ttl;
@@ -222,9 +223,9 @@ final class EtcdLockBackend implements LockBackend {
             ttl = null;
         }
         if (ttl == null || ttl.getTTL() <= 0) {
-            throw new LockException(lockName, "lock '" + lockName + "' (" + describe(lockName) + "): the lease of key '"
-                    + lease.keyString() + "' had expired when its turn came, so the lock was not granted"
-                    + " (keepalives did not get through); check the connection to etcd and try again");
+            throw new LockBackendUnavailableException(lockName, "lock '" + lockName + "' (" + describe(lockName)
+                    + "): the lease of key '" + lease.keyString() + "' had expired when its turn came, so the lock was"
+                    + " not granted (keepalives did not get through); check the connection to etcd and try again", null);
         }
         lease.granted(evidence, sentAt, Duration.ofSeconds(ttl.getTTL()));
     }

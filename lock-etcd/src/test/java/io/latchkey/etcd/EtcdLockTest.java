@@ -88,6 +88,30 @@ class EtcdLockTest {
     }
 
     @Test
+    void aWaiterWhoseLeaseExpiresIsNeverGrantedTheLockOnThatLease() throws Exception {
+        // etcd issue 11456: a lock granted on a lease that had expired while its owner waited
+        try (LockClient holder = connect(); LockClient waiter = connect()) {
+            Lease held = holder.lock("expired-waiter").tryLock(Duration.ZERO).orElseThrow();
+            CompletableFuture<Optional<Lease>> waiting = waiter.lock("expired-waiter").tryLockAsync(LEASE.multipliedBy(5));
+            await().atMost(TIMEOUT.multipliedBy(2)).until(() -> keys("/etcd-test/expired-waiter/").size() == 2);
+            KeyValue first = keys("/etcd-test/expired-waiter/").stream()
+                    .filter(kv -> kv.getCreateRevision() != held.fencingToken()).findFirst().orElseThrow();
+            raw.getLeaseClient().revoke(first.getLease()).get(10, TimeUnit.SECONDS);
+            // the waiter learns at its next keepalive and queues again with a fresh lease
+            await().atMost(LEASE.plus(TIMEOUT)).until(() -> keys("/etcd-test/expired-waiter/").stream()
+                    .anyMatch(kv -> kv.getCreateRevision() > first.getCreateRevision()));
+            held.close();
+            try (Lease got = waiting.get(LEASE.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS).orElseThrow()) {
+                assertThat(got.fencingToken()).isGreaterThan(first.getCreateRevision());
+                KeyValue now = keys("/etcd-test/expired-waiter/").get(0);
+                assertThat(now.getCreateRevision()).isEqualTo(got.fencingToken());
+                assertThat(raw.getLeaseClient().timeToLive(now.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT)
+                        .get(10, TimeUnit.SECONDS).getTTL()).isPositive();
+            }
+        }
+    }
+
+    @Test
     void theTokenIsTheCreateRevisionOfTheKeyAndOnlyGrows() throws Exception {
         long previous;
         try (LockClient client = connect(); Lease lease = client.lock("a/b%c").tryLock(Duration.ZERO).orElseThrow()) {
