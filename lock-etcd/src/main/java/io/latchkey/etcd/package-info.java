@@ -1,4 +1,11 @@
 /**
- * The etcd backend of Latchkey.
+ * The etcd backend of Latchkey, on jetcd: {@link io.latchkey.etcd.EtcdLockProvider} serves
+ * {@code etcd://} and {@code etcds://} URIs and wraps an application's own jetcd client.
+ *
+ * <p>Each lock is a queue of keys under {@code <namespace><escaped name>/}, one per contender, each
+ * bound to an etcd lease of its own and ordered by create revision (the design of Go's
+ * {@code concurrency.Mutex}); the holder is the key with the lowest create revision, waiters watch only
+ * their predecessor, and the fencing token is the holder key's create revision. A grant is reported only
+ * after {@code LeaseTimeToLive} shows the lease alive, with the TTL the server reports (etcd issue 11456).
  */
 package io.latchkey.etcd;

@@ -1,0 +1,327 @@
+package io.latchkey.etcd;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.lease.LeaseGrantResponse;
+import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.LeaseOption;
+import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.grpc.Status;
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockException;
+import io.latchkey.LockOptions;
+import io.latchkey.internal.Deadlines;
+import io.latchkey.internal.Threads;
+import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.LockBackend;
+import io.vertx.core.Vertx;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A lock per name as a queue of keys ordered by create revision, the design of Go's
+ * {@code concurrency.Mutex}: every contender puts {@code <namespace><name>/<lease id>} bound to its own
+ * etcd lease, and holds the lock once no key of that name with a lower create revision is left. A
+ * waiter watches only the key just before its own (no herd) and re-reads after every event, so the
+ * order is first come, first served.
+ *
+ * <p>Guarantees: the fencing token is the create revision of the holder's key, which etcd never
+ * reuses, not across restarts nor after keys expire (rule 8). A grant is reported only after
+ * {@code LeaseTimeToLive} shows the lease still alive, and the validity deadline runs from the TTL the
+ * server reports then, not from the requested TTL: etcd issue 11456 showed a lock granted on a lease
+ * that had already expired. A waiter that gives up revokes its lease at once, so its key can never make
+ * it the holder later. Every call to etcd is bounded by the {@code timeout} option.
+ *
+ * <p>Thread-safe. The shared layer never sends two concurrent acquires of one name from one client.
+ */
+final class EtcdLockBackend implements LockBackend {
+
+    private static final Logger log = LoggerFactory.getLogger(EtcdLockBackend.class);
+    private static final AtomicInteger BACKENDS = new AtomicInteger();
+
+    private final Client client;
+    private final Vertx vertx;
+    private final boolean ownsClient;
+    private final String namespace;
+    private final long ttlSeconds;
+    private final Duration timeout;
+    private final String where;
+    private final String user;
+    private final ScheduledThreadPoolExecutor keepalives;
+
+    EtcdLockBackend(Client client, Vertx vertx, boolean ownsClient, String namespace, long ttlSeconds,
+            LockOptions options, String where) {
+        this.client = client;
+        this.vertx = vertx;
+        this.ownsClient = ownsClient;
+        this.namespace = namespace;
+        this.ttlSeconds = ttlSeconds;
+        this.timeout = options.timeout();
+        this.where = where;
+        this.user = options.username();
+        this.keepalives = new ScheduledThreadPoolExecutor(1,
+                Threads.daemon("latchkey-etcd-" + BACKENDS.incrementAndGet() + "-keepalive"));
+        this.keepalives.setRemoveOnCancelPolicy(true);
+    }
+
+    @Override
+    public String describe(String lockName) {
+        return "etcd key prefix '" + prefix(lockName) + "'";
+    }
+
+    /** Checks at connect time that etcd answers and that the credentials may read the namespace. */
+    void probe() {
+        callUninterruptibly(null, "reading namespace '" + namespace + "'", client.getKVClient().get(bytes(namespace),
+                GetOption.builder().isPrefix(true).withCountOnly(true).build()));
+    }
+
+    @Override
+    public BackendLease acquire(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException {
+        while (true) {
+            try {
+                return attempt(lockName, deadlineNanos, evidence);
+            } catch (LockBackendUnavailableException e) {
+                // gRPC reconnects with a growing backoff after a restart, and an election briefly fails
+                // requests or ends a waiter's lease: try again with a fresh lease while the caller still waits
+                if (Deadlines.passed(deadlineNanos)) {
+                    throw e;
+                }
+                log.debug("lock '{}': trying again until the wait ends: {}", lockName, e.getMessage());
+                TimeUnit.NANOSECONDS.sleep(Math.min(Deadlines.remaining(deadlineNanos), TimeUnit.MILLISECONDS.toNanos(200)));
+            }
+        }
+    }
+
+    /** One attempt with a lease of its own: the handle, or null if the deadline passed while waiting. */
+    private BackendLease attempt(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException {
+        String prefix = prefix(lockName);
+        LeaseGrantResponse granted = call(lockName, "granting a lease", client.getLeaseClient()
+                .grant(ttlSeconds, timeout.toMillis(), TimeUnit.MILLISECONDS));
+        if (granted.getTTL() != ttlSeconds) {
+            log.warn("lock '{}': etcd granted a lease of {}s instead of the {}s asked for; its minimum TTL applies",
+                    lockName, granted.getTTL(), ttlSeconds);
+        }
+        ByteSequence key = bytes(prefix + Long.toHexString(granted.getID()));
+        EtcdLease lease = new EtcdLease(this, lockName, key, granted.getID(), Duration.ofSeconds(granted.getTTL()));
+        boolean handedOut = false;
+        boolean unreachable = false;
+        try {
+            lease.startKeepalive(keepalives);
+            long revision = enqueue(lockName, lease);
+            if (!awaitTurn(lockName, prefix, lease, revision, deadlineNanos)) {
+                return null;
+            }
+            confirm(lockName, lease, revision, evidence);
+            handedOut = true;
+            log.debug("lock '{}' acquired: key '{}', token {}", lockName, lease.keyString(), revision);
+            return lease;
+        } catch (LockBackendUnavailableException e) {
+            unreachable = true;
+            throw e;
+        } finally {
+            if (!handedOut) {
+                // an abandoned waiter must never become the holder later: its key goes now, not at expiry;
+                // towards an unreachable etcd the revoke is only sent, the key then expires with its lease
+                lease.revoke(!unreachable);
+            }
+        }
+    }
+
+    /** Puts this contender's key, bound to its lease; returns the key's create revision. */
+    private long enqueue(String lockName, EtcdLease lease) throws InterruptedException {
+        ByteSequence key = lease.key();
+        TxnResponse r = call(lockName, "queueing key '" + lease.keyString() + "'", client.getKVClient().txn()
+                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                .Then(Op.put(key, bytes(lockName), PutOption.builder().withLeaseId(lease.id()).build()))
+                .Else(Op.get(key, GetOption.DEFAULT))
+                .commit());
+        long revision = r.isSucceeded() ? r.getHeader().getRevision()
+                : r.getGetResponses().get(0).getKvs().get(0).getCreateRevision();
+        lease.revision(revision);
+        return revision;
+    }
+
+    /**
+     * Waits until no key of the lock has a lower create revision than {@code revision}.
+     *
+     * @return false if the deadline passed first
+     */
+    private boolean awaitTurn(String lockName, String prefix, EtcdLease lease, long revision, long deadline)
+            throws InterruptedException {
+        Watch watch = client.getWatchClient();
+        GetOption predecessor = GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
+                .withSortOrder(GetOption.SortOrder.DESCEND).withMaxCreateRevision(revision - 1).withLimit(1)
+                .withKeysOnly(true).build();
+        while (true) {
+            lease.ensureAlive();
+            GetResponse r = call(lockName, "reading the queue", client.getKVClient().get(bytes(prefix), predecessor));
+            if (r.getKvs().isEmpty()) {
+                return true;
+            }
+            if (Deadlines.passed(deadline)) {
+                return false;
+            }
+            KeyValue before = r.getKvs().get(0);
+            CountDownLatch changed = new CountDownLatch(1);
+            lease.wakeOnLoss(changed);
+            WatchOption deletes = WatchOption.builder().withRevision(r.getHeader().getRevision() + 1)
+                    .withNoPut(true).build();
+            try (Watch.Watcher ignored = watch.watch(before.getKey(), deletes, Watch.listener(
+                    response -> {
+                        if (response.getEvents().stream().anyMatch(e -> e.getEventType() == WatchEvent.EventType.DELETE)) {
+                            changed.countDown();
+                        }
+                    },
+                    error -> changed.countDown(), // re-read instead of trusting a broken watch
+                    changed::countDown))) {
+                // the watch is a shortcut: re-reading every timeout also covers a watch that went quiet
+                changed.await(Math.min(Deadlines.remaining(deadline), timeout.toNanos()), TimeUnit.NANOSECONDS);
+            } finally {
+                lease.wakeOnLoss(null);
+            }
+        }
+    }
+
+    /** Confirms the lease is alive now that the key is first in line (etcd issue 11456), then reports the grant. */
+    private void confirm(String lockName, EtcdLease lease, long revision, LeaseEvidence evidence)
+            throws InterruptedException {
+        GetResponse own = call(lockName, "reading key '" + lease.keyString() + "'", client.getKVClient().get(lease.key()));
+        if (own.getKvs().isEmpty() || own.getKvs().get(0).getCreateRevision() != revision) {
+            // unavailable, so that acquire tries again with a fresh lease while the caller still waits
+            throw new LockBackendUnavailableException(lockName, "lock '" + lockName + "' (" + describe(lockName)
+                    + "): the key '" + lease.keyString() + "' vanished while waiting, so its lease expired or it was"
+                    + " deleted by hand; the lock was not granted, try again", null);
+        }
+        long sentAt = System.nanoTime();
+        LeaseTimeToLiveResponse ttl;
+        try {
+            ttl = call(lockName, "checking the lease", client.getLeaseClient().timeToLive(lease.id(), LeaseOption.DEFAULT));
+        } catch (LockException e) {
+            if (EtcdErrors.code(e.getCause()) != Status.Code.NOT_FOUND) {
+                throw e;
+            }
+            ttl = null;
+        }
+        if (ttl == null || ttl.getTTL() <= 0) {
+            throw new LockBackendUnavailableException(lockName, "lock '" + lockName + "' (" + describe(lockName)
+                    + "): the lease of key '" + lease.keyString() + "' had expired when its turn came, so the lock was"
+                    + " not granted (keepalives did not get through); check the connection to etcd and try again", null);
+        }
+        lease.granted(evidence, sentAt, Duration.ofSeconds(ttl.getTTL()));
+    }
+
+    /**
+     * Waits for {@code future} at most {@code timeout}, turning failures into the exceptions of the API.
+     *
+     * @param lockName the lock concerned, or null while connecting
+     */
+    <T> T call(String lockName, String what, CompletableFuture<T> future) throws InterruptedException {
+        String subject = lockName == null ? "connecting to etcd at " + where
+                : "lock '" + lockName + "' (" + describe(lockName) + ")";
+        try {
+            return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            future.cancel(true);
+            throw e;
+        } catch (TimeoutException e) {
+            future.cancel(true);
+            throw new LockBackendUnavailableException(lockName, subject + ": etcd did not answer within " + timeout
+                    + " while " + what + "; check that etcd at " + where + " runs and is reachable", e);
+        } catch (ExecutionException e) {
+            throw EtcdErrors.translate(lockName, subject, what, e.getCause(), where, user, namespace);
+        }
+    }
+
+    /** {@link #call} for callers that cannot throw {@link InterruptedException}: it keeps the interrupt status. */
+    <T> T callUninterruptibly(String lockName, String what, CompletableFuture<T> future) {
+        try {
+            return call(lockName, what, future);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockException(lockName, (lockName == null ? "connecting to etcd at " + where
+                    : "lock '" + lockName + "' (" + describe(lockName) + ")") + ": interrupted while " + what, e);
+        }
+    }
+
+    Client client() {
+        return client;
+    }
+
+    Duration timeout() {
+        return timeout;
+    }
+
+    private String prefix(String lockName) {
+        return prefix(namespace, lockName);
+    }
+
+    /** The key prefix of a lock's queue: {@code namespace}, the escaped name, and '/'. */
+    static String prefix(String namespace, String lockName) {
+        StringBuilder b = new StringBuilder(namespace.length() + lockName.length() + 1).append(namespace);
+        // '/' ends the name in the key, so it and the escape character are escaped: 'a' and 'a/b' never share a prefix
+        for (int i = 0; i < lockName.length(); i++) {
+            char c = lockName.charAt(i);
+            if (c == '%') {
+                b.append("%25");
+            } else if (c == '/') {
+                b.append("%2F");
+            } else {
+                b.append(c);
+            }
+        }
+        return b.append('/').toString();
+    }
+
+    static ByteSequence bytes(String s) {
+        return ByteSequence.from(s, StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public void close() {
+        keepalives.shutdownNow();
+        try {
+            keepalives.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (!ownsClient) {
+            return;
+        }
+        client.close();
+        if (vertx != null) {
+            try {
+                // jetcd's close starts the Vert.x shutdown without waiting; wait so its threads are gone on return
+                vertx.close().toCompletionStage().toCompletableFuture().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException e) {
+                log.warn("closing the etcd client at {}: Vert.x did not stop within {}", where, timeout, e);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "EtcdLockBackend{" + where + ", namespace=" + namespace + ", lease=" + ttlSeconds + "s}";
+    }
+}

@@ -1,0 +1,219 @@
+package io.latchkey.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.options.GetOption;
+import io.latchkey.Lease;
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockClient;
+import io.latchkey.LockLostException;
+import io.latchkey.LockOptions;
+import io.latchkey.testkit.etcd.EtcdServer;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** What is particular to etcd: the key queue, lease checks, the URI, the application's own client, threads. */
+class EtcdLockTest {
+
+    private static final Duration LEASE = Duration.ofSeconds(4);
+    private static final Duration TIMEOUT = Duration.ofSeconds(2);
+    private static EtcdServer server;
+    private static Client raw;
+
+    @BeforeAll
+    static void start() {
+        server = EtcdServer.start();
+        raw = Client.builder().endpoints(server.endpoints().stream()
+                .map(e -> URI.create("http://" + e.getHostString() + ":" + e.getPort())).collect(Collectors.toList()))
+                .build();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (raw != null) {
+            raw.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    private static LockOptions options() {
+        return LockOptions.builder().lease(LEASE).timeout(TIMEOUT).namespace("/etcd-test/").build();
+    }
+
+    private static LockClient connect() {
+        return LockClient.connect(URI.create(server.uri(server.endpoints())), options());
+    }
+
+    private static List<KeyValue> keys(String prefix) throws Exception {
+        return raw.getKVClient().get(bytes(prefix), GetOption.builder().isPrefix(true).build())
+                .get(10, TimeUnit.SECONDS).getKvs();
+    }
+
+    private static ByteSequence bytes(String s) {
+        return ByteSequence.from(s, StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void aWaiterThatGivesUpRemovesItsKeyAtOnceAndNeverHoldsTheLockLater() throws Exception {
+        try (LockClient holder = connect(); LockClient waiter = connect(); LockClient third = connect()) {
+            Lease held = holder.lock("abandoned").tryLock(Duration.ZERO).orElseThrow();
+            Optional<Lease> gaveUp = waiter.lock("abandoned").tryLock(Duration.ofMillis(300));
+            assertThat(gaveUp).isEmpty();
+            // right after the timed-out wait, only the holder's key is queued: the waiter's went with its lease
+            assertThat(keys("/etcd-test/abandoned/")).hasSize(1)
+                    .allSatisfy(kv -> assertThat(kv.getCreateRevision()).isEqualTo(held.fencingToken()));
+            held.close();
+            // were the waiter's key still queued, it would hold the lock until its lease expired
+            try (Lease next = third.lock("abandoned").tryLock(Duration.ZERO).orElseThrow()) {
+                assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+            }
+        }
+    }
+
+    @Test
+    void aWaiterWhoseLeaseExpiresIsNeverGrantedTheLockOnThatLease() throws Exception {
+        // etcd issue 11456: a lock granted on a lease that had expired while its owner waited
+        try (LockClient holder = connect(); LockClient waiter = connect()) {
+            Lease held = holder.lock("expired-waiter").tryLock(Duration.ZERO).orElseThrow();
+            CompletableFuture<Optional<Lease>> waiting = waiter.lock("expired-waiter").tryLockAsync(LEASE.multipliedBy(5));
+            await().atMost(TIMEOUT.multipliedBy(2)).until(() -> keys("/etcd-test/expired-waiter/").size() == 2);
+            KeyValue first = keys("/etcd-test/expired-waiter/").stream()
+                    .filter(kv -> kv.getCreateRevision() != held.fencingToken()).findFirst().orElseThrow();
+            raw.getLeaseClient().revoke(first.getLease()).get(10, TimeUnit.SECONDS);
+            // the waiter learns at its next keepalive and queues again with a fresh lease
+            await().atMost(LEASE.plus(TIMEOUT)).until(() -> keys("/etcd-test/expired-waiter/").stream()
+                    .anyMatch(kv -> kv.getCreateRevision() > first.getCreateRevision()));
+            held.close();
+            try (Lease got = waiting.get(LEASE.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS).orElseThrow()) {
+                assertThat(got.fencingToken()).isGreaterThan(first.getCreateRevision());
+                KeyValue now = keys("/etcd-test/expired-waiter/").get(0);
+                assertThat(now.getCreateRevision()).isEqualTo(got.fencingToken());
+                assertThat(raw.getLeaseClient().timeToLive(now.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT)
+                        .get(10, TimeUnit.SECONDS).getTTL()).isPositive();
+            }
+        }
+    }
+
+    @Test
+    void theTokenIsTheCreateRevisionOfTheKeyAndOnlyGrows() throws Exception {
+        long previous;
+        try (LockClient client = connect(); Lease lease = client.lock("a/b%c").tryLock(Duration.ZERO).orElseThrow()) {
+            List<KeyValue> queued = keys("/etcd-test/a%2Fb%25c/");
+            assertThat(queued).hasSize(1);
+            assertThat(queued.get(0).getCreateRevision()).isEqualTo(lease.fencingToken());
+            // a name that is a prefix of another maps to a key prefix that is not
+            try (Lease other = client.lock("a").tryLock(Duration.ZERO).orElseThrow()) {
+                assertThat(other.fencingToken()).isGreaterThan(lease.fencingToken());
+            }
+            previous = lease.fencingToken();
+        }
+        server.restart();
+        try (LockClient client = connect(); Lease lease = client.lock("a/b%c").tryLock(Duration.ofSeconds(10)).orElseThrow()) {
+            assertThat(lease.fencingToken()).isGreaterThan(previous);
+        }
+    }
+
+    @Test
+    void validityStartsFromTheTtlTheServerReportsNotFromTheOneAskedFor() throws Exception {
+        try (LockClient client = connect(); Lease lease = client.lock("ttl").tryLock(Duration.ZERO).orElseThrow()) {
+            assertThat(lease.remaining()).isPositive().isLessThanOrEqualTo(LEASE.minus(options().safetyMargin()));
+            assertThat(lease.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void aRevokedLeaseIsSignalledAsLostAtTheNextKeepalive() throws Exception {
+        try (LockClient client = connect(); Lease lease = client.lock("revoked").tryLock(Duration.ZERO).orElseThrow()) {
+            long leaseId = raw.getKVClient().get(bytes("/etcd-test/revoked/"), GetOption.builder().isPrefix(true).build())
+                    .get(10, TimeUnit.SECONDS).getKvs().get(0).getLease();
+            raw.getLeaseClient().revoke(leaseId).get(10, TimeUnit.SECONDS);
+            // the next keepalive (every third of the lease) answers NOT_FOUND
+            LockLostException lost = lease.lost().toCompletableFuture()
+                    .get(LEASE.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(lost).hasMessageContaining("revoked").hasMessageContaining("NOT_FOUND");
+            assertThat(lease.isValid()).isFalse();
+            lease.close();
+            try (Lease again = client.lock("revoked").tryLock(Duration.ofSeconds(1)).orElseThrow()) {
+                assertThat(again.fencingToken()).isGreaterThan(lease.fencingToken());
+            }
+        }
+    }
+
+    @Test
+    void theApplicationsOwnClientIsUsedAndLeftOpen() throws Exception {
+        try (Client own = Client.builder().endpoints(server.endpoints().stream()
+                .map(e -> URI.create("http://" + e.getHostString() + ":" + e.getPort())).collect(Collectors.toList()))
+                .build()) {
+            try (LockClient client = EtcdLockProvider.client(own, options())) {
+                try (Lease lease = client.lock("own client").tryLock(Duration.ZERO).orElseThrow()) {
+                    assertThat(keys("/etcd-test/own client/")).hasSize(1);
+                }
+            }
+            // still open: the lock client did not close what it did not create
+            assertThat(own.getKVClient().get(bytes("/etcd-test/own client/"), GetOption.builder().isPrefix(true).build())
+                    .get(10, TimeUnit.SECONDS).getKvs()).isEmpty();
+        }
+    }
+
+    @Test
+    void badOptionsAreRefusedWithTheRule() {
+        String base = server.uri(server.endpoints());
+        assertThatThrownBy(() -> LockClient.connect(base + "?lease=1500ms"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("whole number of seconds");
+        assertThatThrownBy(() -> LockClient.connect(base + "?sessionTimeout=5s"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sessionTimeout");
+    }
+
+    @Test
+    void theUriSetsNamespaceAndLease() throws Exception {
+        try (LockClient client = LockClient.connect(server.uri(server.endpoints()) + "?namespace=/from-uri/&lease=5s");
+                Lease lease = client.lock("uri").tryLock(Duration.ZERO).orElseThrow()) {
+            KeyValue kv = keys("/from-uri/uri/").get(0);
+            long granted = raw.getLeaseClient().timeToLive(kv.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT)
+                    .get(10, TimeUnit.SECONDS).getGrantedTTL();
+            assertThat(granted).isEqualTo(5);
+        }
+    }
+
+    @Test
+    void closingTheClientStopsEveryThreadItStarted() throws Exception {
+        Set<Thread> before = Thread.getAllStackTraces().keySet();
+        try (LockClient client = connect(); Lease lease = client.lock("threads").tryLock(Duration.ZERO).orElseThrow()) {
+            CompletableFuture<Optional<Lease>> waiting = client.lock("threads-2").tryLockAsync(Duration.ZERO);
+            waiting.get(10, TimeUnit.SECONDS).ifPresent(Lease::close);
+        }
+        await().atMost(TIMEOUT.multipliedBy(3)).untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> !before.contains(t) && t.isAlive() && !t.getName().startsWith("awaitility"))
+                .map(Thread::getName).collect(Collectors.toList())).isEmpty());
+    }
+
+    @Test
+    void aDeadServerIsAnExceptionWithinWaitPlusTimeout() throws Exception {
+        try (EtcdServer dead = EtcdServer.start();
+                LockClient client = LockClient.connect(URI.create(dead.uri(dead.endpoints())), options())) {
+            dead.stopMember(0);
+            Duration wait = Duration.ofSeconds(1);
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> client.lock("dead").tryLock(wait))
+                    .isInstanceOf(LockBackendUnavailableException.class).hasMessageContaining("dead");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(wait.plus(TIMEOUT).plus(TIMEOUT));
+        }
+    }
+}
