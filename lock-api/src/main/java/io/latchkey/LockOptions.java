@@ -29,7 +29,7 @@ public final class LockOptions {
     private static final LockOptions DEFAULTS = builder().build();
 
     private final Duration lease;
-    private final Duration safetyMargin;
+    private final Duration explicitSafetyMargin;
     private final Duration timeout;
     private final String namespace;
     private final String username;
@@ -38,15 +38,15 @@ public final class LockOptions {
 
     private LockOptions(Builder b) {
         this.lease = b.lease;
-        this.safetyMargin = b.safetyMargin != null ? b.safetyMargin : b.lease.dividedBy(10);
+        this.explicitSafetyMargin = b.safetyMargin;
         this.timeout = b.timeout;
         this.namespace = b.namespace;
         this.username = b.username;
         this.password = b.password;
         this.backendOptions = Collections.unmodifiableMap(new TreeMap<>(b.backendOptions));
-        if (safetyMargin.compareTo(lease) >= 0) {
+        if (safetyMargin().compareTo(lease) >= 0) {
             throw new IllegalArgumentException(
-                    "safety margin must be shorter than the lease: safetyMargin=" + safetyMargin + ", lease=" + lease);
+                    "safety margin must be shorter than the lease: safetyMargin=" + safetyMargin() + ", lease=" + lease);
         }
     }
 
@@ -63,7 +63,7 @@ public final class LockOptions {
     public Builder toBuilder() {
         Builder b = new Builder();
         b.lease = lease;
-        b.safetyMargin = safetyMargin;
+        b.safetyMargin = explicitSafetyMargin;
         b.timeout = timeout;
         b.namespace = namespace;
         b.username = username;
@@ -76,8 +76,9 @@ public final class LockOptions {
         return lease;
     }
 
+    /** The safety margin: as set, or a tenth of the lease if it was not set. */
     public Duration safetyMargin() {
-        return safetyMargin;
+        return explicitSafetyMargin != null ? explicitSafetyMargin : lease.dividedBy(10);
     }
 
     public Duration timeout() {
@@ -111,7 +112,7 @@ public final class LockOptions {
 
     @Override
     public String toString() {
-        return "LockOptions{lease=" + lease + ", safetyMargin=" + safetyMargin + ", timeout=" + timeout
+        return "LockOptions{lease=" + lease + ", safetyMargin=" + safetyMargin() + ", timeout=" + timeout
                 + ", namespace=" + namespace + ", username=" + username
                 + ", password=" + (password == null ? "null" : "****") + ", backendOptions=" + backendOptions + '}';
     }

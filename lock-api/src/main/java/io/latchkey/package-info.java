@@ -2,5 +2,28 @@
  * Latchkey's public API: {@link io.latchkey.LockClient}, {@link io.latchkey.DistributedLock},
  * {@link io.latchkey.Lease}, {@link io.latchkey.LockOptions} and the exceptions. It names no backend
  * type; the backend is chosen by the artifact on the class path and the URI's scheme.
+ *
+ * <h2>Decisions where the design leaves room</h2>
+ * <ul>
+ *   <li>Options given in the URI's query override those given in code with
+ *       {@link io.latchkey.LockClient#connect(java.net.URI, io.latchkey.LockOptions)}: the URI is
+ *       deployment configuration, the code holds defaults.</li>
+ *   <li>A thread that holds a lease which was lost, and asks for the same lock again, gets a
+ *       {@link io.latchkey.LockLostException} rather than a nested lease on a lock it no longer holds,
+ *       or a wait for itself: it must close the lost lease first.</li>
+ *   <li>A lease taken with {@code tryLockAsync} belongs to no thread: every thread, the caller's
+ *       included, waits for it like any other contender, and any thread may close it.</li>
+ *   <li>When a lease is lost the client releases the lock in the backend at once, in the background
+ *       (never a lock now held by someone else), so that other contenders need not wait for the
+ *       backend's expiry. The lease stays open, and invalid, until the application closes it; until
+ *       then the other threads of the same client keep waiting.</li>
+ *   <li>{@link io.latchkey.Lease#close()} throws {@link io.latchkey.LockBackendUnavailableException}
+ *       when the release did not reach the backend: the application learns that the lock stays
+ *       taken until it expires. The lease is closed all the same and a second close does nothing.</li>
+ *   <li>The default {@code safetyMargin} is a tenth of the lease, the default {@code timeout} five
+ *       seconds.</li>
+ *   <li>Lock names count Unicode code points: 255 emoji are a valid name. A name with an unpaired
+ *       surrogate is refused, since no backend could store it faithfully.</li>
+ * </ul>
  */
 package io.latchkey;

@@ -4,7 +4,6 @@ import io.latchkey.LockOptions;
 import io.latchkey.spi.LockProviderFactory;
 import io.latchkey.spi.LockUri;
 import io.latchkey.spi.LockUri.HostAndPort;
-import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -16,7 +15,8 @@ import java.util.TreeSet;
 
 /**
  * Parses {@code scheme://[user[:password]@]host[:port][,host[:port]...][/path][?option=value&...]}.
- * Several hosts make the authority registry-based, so it is split here rather than by {@link URI}.
+ * Several hosts, some of them IPv6 addresses in brackets, are more than {@link java.net.URI} parses,
+ * so the text is split here.
  * Every error quotes the bad part and the URI with its password hidden.
  */
 public final class UriParser {
@@ -31,22 +31,47 @@ public final class UriParser {
     public record Parsed(LockUri uri, LockOptions options) {
     }
 
-    static String scheme(URI uri) {
-        if (uri.getScheme() == null) {
-            throw new IllegalArgumentException("lock URI '" + redact(uri.toString())
+    private static final java.util.regex.Pattern SCHEME = java.util.regex.Pattern.compile("[A-Za-z][A-Za-z0-9+.-]*");
+
+    /** The scheme of {@code uri} in lower case. */
+    static String scheme(String uri) {
+        int sep = uri.indexOf("://");
+        String scheme = sep > 0 ? uri.substring(0, sep) : "";
+        if (!SCHEME.matcher(scheme).matches()) {
+            throw new IllegalArgumentException("lock URI '" + redact(uri)
                     + "' has no scheme; write it like redis://host:6379 or zookeeper://host:2181/locks");
         }
-        return uri.getScheme().toLowerCase(Locale.ROOT);
+        return scheme.toLowerCase(Locale.ROOT);
     }
 
-    public static Parsed parse(URI uri, LockOptions base, LockProviderFactory provider) {
+    /**
+     * Parses {@code uri} as text: {@link URI} cannot hold a list of hosts with bracketed IPv6
+     * addresses, so the string is split here.
+     */
+    public static Parsed parse(String uri, LockOptions base, LockProviderFactory provider) {
         String scheme = scheme(uri);
-        String shown = redact(uri.toString());
-        if (uri.isOpaque() || uri.getRawAuthority() == null || uri.getRawAuthority().isEmpty()) {
+        String shown = redact(uri);
+        if (uri.indexOf('#') >= 0) {
+            throw new IllegalArgumentException("lock URI '" + shown + "' must not have a fragment ('#...')");
+        }
+        for (int i = 0; i < uri.length(); i++) {
+            char c = uri.charAt(i);
+            if (c <= ' ' || c == 0x7f) {
+                throw new IllegalArgumentException("malformed lock URI '" + shown + "': white space or a control character"
+                        + " at index " + i + "; percent-encode it");
+            }
+        }
+        String rest = uri.substring(scheme.length() + 3);
+        int q = rest.indexOf('?');
+        String query = q >= 0 ? rest.substring(q + 1) : "";
+        String beforeQuery = q >= 0 ? rest.substring(0, q) : rest;
+        int slash = beforeQuery.indexOf('/');
+        String authority = slash >= 0 ? beforeQuery.substring(0, slash) : beforeQuery;
+        String path = slash >= 0 ? decodePath(beforeQuery.substring(slash)) : "";
+        if (authority.isEmpty()) {
             throw new IllegalArgumentException("lock URI '" + shown + "' names no host; write it as " + scheme + "://host:port");
         }
         LockOptions.Builder options = base.toBuilder();
-        String authority = uri.getRawAuthority();
         int at = authority.lastIndexOf('@');
         if (at >= 0) {
             String userInfo = authority.substring(0, at);
@@ -58,11 +83,10 @@ public final class UriParser {
         }
         List<HostAndPort> hosts = new ArrayList<>();
         for (String part : authority.split(",", -1)) {
-            hosts.add(host(part.trim(), scheme, shown, provider));
+            hosts.add(host(part, scheme, shown, provider));
         }
-        String path = uri.getPath() == null ? "" : uri.getPath();
-        if (uri.getRawQuery() != null && !uri.getRawQuery().isEmpty()) {
-            query(uri.getRawQuery(), options, provider, shown);
+        if (!query.isEmpty()) {
+            query(query, options, provider, shown);
         }
         return new Parsed(new LockUri(scheme, hosts, path, shown), options.build());
     }
@@ -153,6 +177,10 @@ public final class UriParser {
                     options.backendOption(name, value);
             }
         }
+    }
+
+    private static String decodePath(String s) {
+        return decode(s);
     }
 
     private static String decode(String s) {

@@ -2,23 +2,51 @@ package io.latchkey.testkit;
 
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
+import io.latchkey.testkit.fault.CuttableClient;
+import io.latchkey.testkit.fault.OptionsUri;
+import io.latchkey.testkit.fault.TcpProxy;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
 
 /**
  * The contract of DESIGN section 3, to subclass once per backend.
  *
- * <p>A backend's test supplies the server and, if it wants, the options; every rule is a test in a
- * {@code @Nested} group of this class.
+ * <p>A backend's test supplies the server and, if it wants, the options; every rule is one
+ * {@code @Nested} group of this class, named by a sentence, with one or more tests. Timing bounds
+ * derive from {@link #options()} ({@code lease}, {@code safetyMargin}, {@code timeout}) and
+ * {@link #slack()}, never from constants.
+ *
+ * <p>Hooks, all but {@link #server()} with a default: {@link #options()}, {@link #newClient()},
+ * {@link #newCuttableClient()} (how one client is cut off the network), {@link #childUri()} (how a
+ * holder in a child JVM connects), {@link #slack()}, {@link #isLibraryThread(Thread)} and
+ * {@link #assertNothingLeftInBackend(Collection)} (what rule 10 checks).
+ *
+ * <p>The server must be started in a {@code @BeforeAll} method or lazily in {@link #server()}, not in
+ * a static initializer: this class checks first, in its own {@code @BeforeAll}, that a Docker engine
+ * answers, and fails with one clear message if not.
+ *
+ * <p>Tests of one class run one at a time (the JUnit default); each takes its own lock names.
  */
 public abstract class LockContract {
+
+    @BeforeAll
+    static void requireDocker() {
+        ServerImages.requireDocker();
+    }
 
     /** The server the contract runs against; started once per test class by the subclass. */
     protected abstract LockServer server();
 
     /**
-     * The options every client of the contract gets. The default lease is short so that failover
-     * tests run quickly; timing assertions derive from whatever this returns.
+     * The options every client of the contract gets. The default lease (6 s) is short so that the
+     * failover tests run quickly; timing assertions derive from whatever this returns.
      */
     protected LockOptions options() {
         return LockOptions.builder().lease(Duration.ofSeconds(6)).build();
@@ -27,5 +55,170 @@ public abstract class LockContract {
     /** A new client on the server, reached directly. */
     protected LockClient newClient() {
         return LockClient.connect(URI.create(server().uri(server().endpoints())), options());
+    }
+
+    /**
+     * A new client whose traffic to the server can be cut. The default puts a {@link TcpProxy} in
+     * front of every endpoint and connects through them with {@code server().uri(proxyEndpoints)};
+     * a backend whose clients follow addresses announced by the server overrides this.
+     */
+    protected CuttableClient newCuttableClient() {
+        List<TcpProxy> proxies = new ArrayList<>();
+        try {
+            List<InetSocketAddress> endpoints = new ArrayList<>();
+            for (InetSocketAddress target : server().endpoints()) {
+                TcpProxy proxy = TcpProxy.start(target);
+                proxies.add(proxy);
+                endpoints.add(proxy.endpoint());
+            }
+            LockClient client = LockClient.connect(URI.create(server().uri(endpoints)), options());
+            return CuttableClient.throughProxies(client, proxies);
+        } catch (RuntimeException e) {
+            proxies.forEach(TcpProxy::close);
+            throw e;
+        }
+    }
+
+    /**
+     * The URI a holder in a child JVM connects with, carrying every option in its query. The default
+     * is the server's direct endpoints plus {@link #options()}.
+     */
+    protected String childUri() {
+        return OptionsUri.of(server().uri(server().endpoints()), options());
+    }
+
+    /**
+     * The small bound added to the configured times in every timing assertion, for scheduling and
+     * one extra round trip: by default the larger of {@code safetyMargin} and half of {@code timeout}.
+     */
+    protected Duration slack() {
+        Duration halfTimeout = options().timeout().dividedBy(2);
+        Duration margin = options().safetyMargin();
+        return margin.compareTo(halfTimeout) > 0 ? margin : halfTimeout;
+    }
+
+    /**
+     * Whether {@code thread} belongs to the library, for rule 10: by default threads whose name starts
+     * with {@code latchkey-}. A backend may widen it to the threads of its client library.
+     */
+    protected boolean isLibraryThread(Thread thread) {
+        return thread.getName().startsWith("latchkey-");
+    }
+
+    /**
+     * Rule 10 for what lives in the backend: called after every lease and the client were closed,
+     * with the names of the locks the test used. Override to check that no key, node, lease or
+     * consumer group member of those locks remains (through the backend's own client). The default
+     * checks nothing beyond the library's threads, which the contract checks itself.
+     */
+    protected void assertNothingLeftInBackend(Collection<String> lockNames) {
+    }
+
+    @Nested
+    @DisplayName("1. Mutual exclusion: at most one valid lease per lock name at any instant")
+    class MutualExclusion extends MutualExclusionTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("2. Try with a deadline: tryLock returns within wait + timeout, and an unreachable backend is an exception")
+    class TryWithDeadline extends TryWithDeadlineTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("3. Reentrancy: the holding thread nests, other threads wait, the last close releases")
+    class Reentrancy extends ReentrancyTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("4. Handle ownership: any thread may close a lease, close is idempotent and never frees another's lock")
+    class HandleOwnership extends HandleOwnershipTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("5. Crash release: a holder that dies loses the lock within lease + a bound")
+    class CrashRelease extends CrashReleaseTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("6. Renewal: a live holder keeps the lock far past the lease")
+    class Renewal extends RenewalTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("7. Loss is signalled, never silent: a cut or paused holder is invalid before another is granted")
+    class LossSignal extends LossSignalTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("7. Loss across a server restart: never two valid holders, and the lock usable again")
+    class ServerRestart extends ServerRestartTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("8. Fencing tokens: every grant's token exceeds all earlier ones")
+    class FencingTokens extends FencingTokenTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("9. Names: any 1 to 255 characters without control characters, mapped without collisions")
+    class LockNames extends LockNameTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("10. Nothing leaks: after close no thread, connection or backend state remains")
+    class NothingLeaks extends NothingLeaksTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @DisplayName("tryLockAsync: the same bounds, a lease of no thread, cancellation leaves nothing held")
+    class AsyncAcquisition extends AsyncAcquisitionTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
     }
 }

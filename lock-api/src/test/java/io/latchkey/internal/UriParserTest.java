@@ -1,0 +1,120 @@
+package io.latchkey.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.latchkey.LockOptions;
+import io.latchkey.memory.InMemoryProvider;
+import io.latchkey.spi.LockUri.HostAndPort;
+import java.time.Duration;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** URI parsing: hosts, paths, credentials, options and the errors for each bad part. */
+class UriParserTest {
+
+    final InMemoryProvider provider = new InMemoryProvider();
+
+    UriParser.Parsed parse(String uri) {
+        return UriParser.parse(uri, LockOptions.defaults(), provider);
+    }
+
+    void rejects(String uri, String message) {
+        assertThatThrownBy(() -> parse(uri)).isInstanceOf(IllegalArgumentException.class).hasMessage(message);
+    }
+
+    @Test
+    @DisplayName("several hosts with and without ports, a path and shared options")
+    void full() {
+        UriParser.Parsed p = parse("memory://zk1:2181,zk2,[::1]:2183/locks/app?lease=15s&safetyMargin=500ms&timeout=2m&namespace=ns");
+        assertThat(p.uri().scheme()).isEqualTo("memory");
+        assertThat(p.uri().hosts()).containsExactly(new HostAndPort("zk1", 2181), new HostAndPort("zk2", 1), new HostAndPort("::1", 2183));
+        assertThat(p.uri().path()).isEqualTo("/locks/app");
+        assertThat(p.options().lease()).isEqualTo(Duration.ofSeconds(15));
+        assertThat(p.options().safetyMargin()).isEqualTo(Duration.ofMillis(500));
+        assertThat(p.options().timeout()).isEqualTo(Duration.ofMinutes(2));
+        assertThat(p.options().namespace()).isEqualTo("ns");
+    }
+
+    @Test
+    @DisplayName("credentials move into the options and the password never shows")
+    void credentials() {
+        UriParser.Parsed p = parse("memory://app:s%40cret@host:1/0?flavour=x");
+        assertThat(p.options().username()).isEqualTo("app");
+        assertThat(p.options().password()).isEqualTo("s@cret");
+        assertThat(p.options().backendOption("flavour", null)).isEqualTo("x");
+        assertThat(p.uri().redacted()).isEqualTo("memory://app:****@host:1/0?flavour=x");
+        assertThat(p.options().toString()).doesNotContain("s@cret");
+    }
+
+    @Test
+    @DisplayName("the URI's options override those given in code; the rest of the code options stay")
+    void overrides() {
+        LockOptions code = LockOptions.builder().lease(Duration.ofSeconds(40)).timeout(Duration.ofSeconds(9)).build();
+        UriParser.Parsed p = UriParser.parse("memory://h?lease=10s", code, provider);
+        assertThat(p.options().lease()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(p.options().timeout()).isEqualTo(Duration.ofSeconds(9));
+    }
+
+    @Test
+    @DisplayName("an unknown option is refused with the list of known ones")
+    void unknownOption() {
+        rejects("memory://h?leese=10s",
+                "unknown option 'leese' in lock URI 'memory://h?leese=10s'; known options: flavour, lease, namespace, safetyMargin, timeout");
+    }
+
+    @Test
+    @DisplayName("a bad duration quotes the value and shows the accepted forms")
+    void badDuration() {
+        rejects("memory://h?lease=15x",
+                "bad duration '15x' for option 'lease': write a whole number with a unit, such as 500ms, 15s, 2m or 1h");
+    }
+
+    @Test
+    @DisplayName("a bad port quotes the host")
+    void badPort() {
+        rejects("memory://h:99999", "bad port '99999' in host 'h:99999' of lock URI 'memory://h:99999': a port is a number from 1 to 65535");
+        rejects("memory://h:abc", "bad port 'abc' in host 'h:abc' of lock URI 'memory://h:abc': a port is a number from 1 to 65535");
+    }
+
+    @Test
+    @DisplayName("an empty host in a list is refused")
+    void emptyHost() {
+        rejects("memory://h1,,h2", "empty host in lock URI 'memory://h1,,h2'; list hosts as host1:port,host2:port");
+    }
+
+    @Test
+    @DisplayName("an IPv6 address without brackets is refused with the way to write it")
+    void ipv6() {
+        rejects("memory://fe80::1:2181", "malformed host 'fe80::1:2181' in lock URI 'memory://fe80::1:2181': write IPv6 addresses in brackets, like [::1]:2181");
+    }
+
+    @Test
+    @DisplayName("an option without a value, or given twice, is refused")
+    void optionShape() {
+        rejects("memory://h?lease", "option 'lease' has no value in lock URI 'memory://h?lease'");
+        rejects("memory://h?lease=1s&lease=2s", "option 'lease' is given twice in lock URI 'memory://h?lease=1s&lease=2s'");
+    }
+
+    @Test
+    @DisplayName("a URI without a host or a scheme is refused")
+    void noHostNoScheme() {
+        rejects("memory:///path", "lock URI 'memory:///path' names no host; write it as memory://host:port");
+        assertThatThrownBy(() -> UriParser.scheme("//host:1"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has no scheme");
+    }
+
+    @Test
+    @DisplayName("a malformed URI string is refused with the password hidden")
+    void malformed() {
+        assertThatThrownBy(() -> parse("memory://u:pw@h 1:2"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("malformed lock URI 'memory://u:****@h 1:2': white space or a control character at index 15; percent-encode it");
+    }
+
+    @Test
+    @DisplayName("a safety margin not shorter than the lease is refused")
+    void marginVersusLease() {
+        rejects("memory://h?lease=1s&safetyMargin=1s", "safety margin must be shorter than the lease: safetyMargin=PT1S, lease=PT1S");
+    }
+}

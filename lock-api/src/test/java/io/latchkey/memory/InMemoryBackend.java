@@ -1,0 +1,163 @@
+package io.latchkey.memory;
+
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.LockBackend;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A backend on an {@link InMemoryServer} that can be made slow, silent or unreachable, for the tests
+ * of the shared layer. It renews every held lock at a third of the lease, like a watchdog. Test
+ * sources only: never shipped.
+ */
+public final class InMemoryBackend implements LockBackend {
+
+    private static final AtomicLong OWNERS = new AtomicLong();
+
+    private final InMemoryServer server;
+    private final Duration lease;
+    private final Duration timeout;
+    private final ScheduledExecutorService renewer;
+    private final Map<String, Held> held = new ConcurrentHashMap<>();
+
+    /** Knobs a test turns. */
+    public final AtomicBoolean renewing = new AtomicBoolean(true);
+    public final AtomicBoolean reachable = new AtomicBoolean(true);
+    public volatile Duration acquireDelay = Duration.ZERO;
+
+    /** Observations a test checks. */
+    public final AtomicInteger acquireCalls = new AtomicInteger();
+    public final AtomicInteger concurrentAcquires = new AtomicInteger();
+    public final AtomicInteger maxConcurrentAcquires = new AtomicInteger();
+    public final AtomicInteger releases = new AtomicInteger();
+    public final AtomicBoolean closed = new AtomicBoolean();
+
+    public InMemoryBackend(InMemoryServer server, Duration lease, Duration timeout) {
+        this.server = server;
+        this.lease = lease;
+        this.timeout = timeout;
+        this.renewer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "memory-renewer");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    @Override
+    public String describe(String lockName) {
+        return "memory key '" + lockName + "'";
+    }
+
+    @Override
+    public BackendLease acquire(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException {
+        acquireCalls.incrementAndGet();
+        int now = concurrentAcquires.incrementAndGet();
+        maxConcurrentAcquires.accumulateAndGet(now, Math::max);
+        try {
+            if (!acquireDelay.isZero()) {
+                Thread.sleep(acquireDelay.toMillis());
+            }
+            long owner = OWNERS.incrementAndGet();
+            while (true) {
+                if (!reachable.get()) {
+                    // An unreachable server: the request hangs until the client's timeout, then fails.
+                    Thread.sleep(timeout.toMillis());
+                    throw new LockBackendUnavailableException(lockName,
+                            "memory server did not answer within " + timeout + " for lock '" + lockName + "'", null);
+                }
+                long sentAt = System.nanoTime();
+                long token = server.tryGrant(lockName, owner, lease.toNanos());
+                if (token >= 0) {
+                    evidence.confirmed(sentAt, lease);
+                    Held h = new Held(lockName, owner, token, evidence);
+                    held.put(lockName + "#" + owner, h);
+                    h.schedule();
+                    return h;
+                }
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0) {
+                    return null;
+                }
+                server.awaitChange(left);
+            }
+        } finally {
+            concurrentAcquires.decrementAndGet();
+        }
+    }
+
+    /** Reports a loss of every held lock of that name, as a session expiry would. */
+    public void signalLoss(String lockName, String reason) {
+        held.values().stream().filter(h -> h.name.equals(lockName)).forEach(h -> h.evidence.lost(reason, null));
+    }
+
+    public int heldCount() {
+        return held.size();
+    }
+
+    @Override
+    public void close() {
+        closed.set(true);
+        renewer.shutdownNow();
+    }
+
+    private final class Held implements BackendLease {
+        final String name;
+        final long owner;
+        final long token;
+        final LeaseEvidence evidence;
+        volatile ScheduledFuture<?> renewal;
+
+        Held(String name, long owner, long token, LeaseEvidence evidence) {
+            this.name = name;
+            this.owner = owner;
+            this.token = token;
+            this.evidence = evidence;
+        }
+
+        void schedule() {
+            long period = Math.max(1, lease.toMillis() / 3);
+            renewal = renewer.scheduleAtFixedRate(this::renew, period, period, TimeUnit.MILLISECONDS);
+        }
+
+        void renew() {
+            if (!renewing.get() || !reachable.get()) {
+                return;
+            }
+            long sentAt = System.nanoTime();
+            if (server.renew(name, owner, lease.toNanos())) {
+                evidence.confirmed(sentAt, lease);
+            } else {
+                evidence.lost("memory server no longer has this owner", null);
+                renewal.cancel(false);
+            }
+        }
+
+        @Override
+        public long fencingToken() {
+            return token;
+        }
+
+        @Override
+        public void release() {
+            releases.incrementAndGet();
+            if (renewal != null) {
+                renewal.cancel(false);
+            }
+            held.remove(name + "#" + owner);
+            if (!reachable.get()) {
+                throw new LockBackendUnavailableException(name, "memory server unreachable: release of '" + name + "' not sent", null);
+            }
+            server.release(name, owner);
+        }
+    }
+}

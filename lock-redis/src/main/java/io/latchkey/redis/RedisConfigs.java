@@ -1,0 +1,210 @@
+package io.latchkey.redis;
+
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockException;
+import io.latchkey.LockOptions;
+import io.latchkey.spi.LockUri;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+import org.redisson.client.RedisAuthRequiredException;
+import org.redisson.client.RedisConnectionException;
+import org.redisson.client.RedisNodeNotFoundException;
+import org.redisson.client.RedisTimeoutException;
+import org.redisson.client.RedisWrongPasswordException;
+import org.redisson.config.BaseConfig;
+import org.redisson.config.Config;
+import org.redisson.config.ReadMode;
+import org.redisson.config.SentinelServersConfig;
+import org.redisson.config.SingleServerConfig;
+
+/**
+ * Turns a lock URI and options into a Redisson {@link Config}, and Redisson's failures into Latchkey's
+ * exceptions. Stateless.
+ */
+final class RedisConfigs {
+
+    static final String NAT_MAP = "natMap";
+    static final String CHECK_SYNCED_REPLICAS = "checkLockSyncedSlaves";
+
+    private RedisConfigs() {
+    }
+
+    static Config build(LockUri uri, LockOptions options) {
+        int timeoutMs = (int) Math.min(Integer.MAX_VALUE, Math.max(1, options.timeout().toMillis()));
+        Config config = new Config()
+                .setLockWatchdogTimeout(options.lease().toMillis())
+                .setCheckLockSyncedSlaves(bool(options, CHECK_SYNCED_REPLICAS, true, uri))
+                // WAIT for replicas is part of an acquire, so it must fit in one round trip's bound.
+                .setSlavesSyncTimeout(Math.min(1000, timeoutMs))
+                // Redisson's defaults (32 event loop threads, 16 executor threads) suit a data cache, not a lock client.
+                .setNettyThreads(4)
+                .setThreads(2);
+        BaseConfig<?> servers;
+        switch (uri.scheme()) {
+            case "redis":
+            case "rediss": {
+                if (uri.hosts().size() != 1) {
+                    throw new IllegalArgumentException("lock URI '" + uri.redacted() + "' names " + uri.hosts().size()
+                            + " hosts; " + uri.scheme() + ":// takes one, use redis-sentinel://host1:26379,host2:26379/masterName for sentinels");
+                }
+                if (options.backendOptions().containsKey(NAT_MAP)) {
+                    throw new IllegalArgumentException("option '" + NAT_MAP + "' in lock URI '" + uri.redacted()
+                            + "' applies to redis-sentinel:// only");
+                }
+                SingleServerConfig single = config.useSingleServer()
+                        .setAddress(uri.scheme() + "://" + uri.hosts().get(0))
+                        .setDatabase(database(uri.path(), uri))
+                        .setConnectionMinimumIdleSize(1)
+                        .setConnectionPoolSize(16)
+                        .setSubscriptionConnectionMinimumIdleSize(1)
+                        .setSubscriptionConnectionPoolSize(8);
+                servers = single;
+                break;
+            }
+            case "redis-sentinel": {
+                String path = uri.path().startsWith("/") ? uri.path().substring(1) : uri.path();
+                String[] parts = path.split("/", -1);
+                if (parts[0].isEmpty() || parts.length > 2) {
+                    throw new IllegalArgumentException("lock URI '" + uri.redacted() + "' needs the master name as its path,"
+                            + " like redis-sentinel://host1:26379,host2:26379/mymaster (optionally /mymaster/<database>)");
+                }
+                SentinelServersConfig sentinel = config.useSentinelServers()
+                        .setMasterName(parts[0])
+                        .setDatabase(parts.length == 2 ? database(parts[1], uri) : 0)
+                        // Locks are written and read on the primary only; replicas are not needed for reads.
+                        .setReadMode(ReadMode.MASTER)
+                        .setMasterConnectionMinimumIdleSize(1)
+                        .setMasterConnectionPoolSize(16)
+                        .setSlaveConnectionMinimumIdleSize(1)
+                        .setSubscriptionConnectionMinimumIdleSize(1)
+                        .setSubscriptionConnectionPoolSize(8);
+                for (LockUri.HostAndPort host : uri.hosts()) {
+                    sentinel.addSentinelAddress("redis://" + host);
+                }
+                String nat = options.backendOption(NAT_MAP, null);
+                if (nat != null) {
+                    sentinel.setNatMapper(natMapper(nat, uri));
+                }
+                servers = sentinel;
+                break;
+            }
+            default:
+                throw new IllegalArgumentException("the Redis backend does not serve scheme '" + uri.scheme()
+                        + "' of lock URI '" + uri.redacted() + "'; use redis://, rediss:// or redis-sentinel://");
+        }
+        servers.setUsername(options.username())
+                .setPassword(options.password())
+                .setTimeout(timeoutMs)
+                .setConnectTimeout(timeoutMs)
+                .setRetryAttempts(1)
+                .setClientName("latchkey");
+        return config;
+    }
+
+    private static int database(String path, LockUri uri) {
+        String db = path.startsWith("/") ? path.substring(1) : path;
+        if (db.isEmpty()) {
+            return 0;
+        }
+        try {
+            int n = Integer.parseInt(db);
+            if (n >= 0) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("bad database '" + db + "' in lock URI '" + uri.redacted()
+                + "': the path of a redis URI is a database number from 0, like redis://host:6379/2");
+    }
+
+    private static boolean bool(LockOptions options, String name, boolean defaultValue, LockUri uri) {
+        String v = options.backendOption(name, null);
+        if (v == null) {
+            return defaultValue;
+        }
+        switch (v.toLowerCase(Locale.ROOT)) {
+            case "true":
+                return true;
+            case "false":
+                return false;
+            default:
+                throw new IllegalArgumentException("option '" + name + "' in lock URI '" + uri.redacted()
+                        + "' must be true or false: '" + v + "'");
+        }
+    }
+
+    /** Parses {@code host:port=host:port,...}: sentinel-reported address to reachable address. */
+    static org.redisson.config.HostPortNatMapper natMapper(String value, LockUri uri) {
+        Map<String, String> map = new LinkedHashMap<>();
+        for (String pair : value.split(",")) {
+            String[] sides = pair.trim().split("=", -1);
+            if (sides.length != 2 || !hostPort(sides[0]) || !hostPort(sides[1])) {
+                throw new IllegalArgumentException("bad entry '" + pair + "' in option '" + NAT_MAP + "' of lock URI '"
+                        + uri.redacted() + "': write reported-host:port=reachable-host:port, comma separated");
+            }
+            map.put(sides[0].trim(), sides[1].trim());
+        }
+        org.redisson.config.HostPortNatMapper mapper = new org.redisson.config.HostPortNatMapper();
+        mapper.setHostsPortMap(map);
+        return mapper;
+    }
+
+    private static boolean hostPort(String s) {
+        int colon = s.trim().lastIndexOf(':');
+        if (colon <= 0) {
+            return false;
+        }
+        try {
+            int port = Integer.parseInt(s.trim().substring(colon + 1));
+            return port > 0 && port < 65536;
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+
+    /** Redisson's failure as a Latchkey exception that names the lock, the key and what to do. */
+    static LockException translate(String lockName, String where, String action, Throwable failure) {
+        Throwable e = unwrap(failure);
+        if (isAuthFailure(e)) {
+            return new LockException(lockName, "authentication failed " + action + " (" + where + "): " + e.getMessage()
+                    + "; check the user name and password of the lock URI or options", e);
+        }
+        if (e instanceof RedisConnectionException || e instanceof RedisTimeoutException
+                || e instanceof RedisNodeNotFoundException || e instanceof TimeoutException
+                || e instanceof java.io.IOException) {
+            return new LockBackendUnavailableException(lockName, "Redis did not answer " + action + " (" + where + "): "
+                    + e.getMessage() + "; check that the server is up and reachable, or raise the timeout option", e);
+        }
+        return new LockException(lockName, "Redis failed " + action + " (" + where + "): " + e, e);
+    }
+
+    static boolean isAuthFailure(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof RedisWrongPasswordException || t instanceof RedisAuthRequiredException) {
+                return true;
+            }
+            String m = t.getMessage();
+            if (m != null && (m.contains("WRONGPASS") || m.contains("NOAUTH") || m.contains("invalid password")
+                    || m.contains("invalid username-password"))) {
+                return true;
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return false;
+    }
+
+    static Throwable unwrap(Throwable t) {
+        while ((t instanceof ExecutionException || t instanceof CompletionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t instanceof CancellationException && t.getCause() != null ? t.getCause() : t;
+    }
+}

@@ -1,0 +1,267 @@
+package io.latchkey.redis;
+
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockException;
+import io.latchkey.internal.Deadlines;
+import io.latchkey.internal.Threads;
+import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.LockBackend;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.redisson.RedissonFencedLock;
+import org.redisson.api.RFencedLock;
+import org.redisson.api.RFuture;
+import org.redisson.api.RScript;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.LongCodec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Locks as Redisson {@link RFencedLock}s kept alive by Redisson's watchdog, each grant owned by its own
+ * owner id rather than by a thread, with ownership confirmed by this class at the watchdog's cadence.
+ *
+ * <p>Thread-safe. Redisson renews the key silently and stops renewing just as silently when it finds
+ * the key gone; so every {@code lease / 3} this backend asks the server whether the key still holds
+ * the grant's owner id and how long it lives ({@code PTTL}), and reports that as evidence.
+ */
+final class RedisLockBackend implements LockBackend {
+
+    private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
+
+    /** Default key prefix when the namespace option is not set. */
+    static final String DEFAULT_NAMESPACE = "latchkey";
+
+    /**
+     * Owner ids are negative, so they never equal the id of a thread that locks through the same
+     * RedissonClient with Redisson's own thread-owned API; shared by every client of the JVM for the same reason.
+     */
+    private static final AtomicLong OWNERS = new AtomicLong();
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+    /** The key's remaining life in ms if it still holds the owner's field, else -3. */
+    private static final String CHECK = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then "
+            + "return redis.call('pttl', KEYS[1]) end; return -3";
+
+    private final RedissonClient redisson;
+    private final boolean ownsClient;
+    private final String prefix;
+    private final Duration timeout;
+    private final long leaseMillis;
+    private final ScheduledThreadPoolExecutor checker;
+
+    RedisLockBackend(RedissonClient redisson, boolean ownsClient, String namespace, Duration timeout) {
+        this.redisson = redisson;
+        this.ownsClient = ownsClient;
+        this.prefix = (namespace == null ? DEFAULT_NAMESPACE : namespace) + ":";
+        this.timeout = timeout;
+        this.leaseMillis = redisson.getConfig().getLockWatchdogTimeout();
+        this.checker = new ScheduledThreadPoolExecutor(1,
+                Threads.daemon("latchkey-redis-" + INSTANCES.incrementAndGet() + "-check"));
+        this.checker.setRemoveOnCancelPolicy(true);
+    }
+
+    /** The lease the watchdog keeps: Redisson's {@code lockWatchdogTimeout}. */
+    Duration lease() {
+        return Duration.ofMillis(leaseMillis);
+    }
+
+    String key(String lockName) {
+        return prefix + lockName;
+    }
+
+    @Override
+    public String describe(String lockName) {
+        return "redis key '" + key(lockName) + "'";
+    }
+
+    @Override
+    public BackendLease acquire(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException {
+        String key = key(lockName);
+        RedissonFencedLock lock = fencedLock(key);
+        long owner = OWNERS.decrementAndGet();
+        long waitMillis = TimeUnit.NANOSECONDS.toMillis(Deadlines.remaining(deadlineNanos));
+        RFuture<Long> pending = lock.tryLockAndGetTokenAsync(waitMillis, -1, TimeUnit.MILLISECONDS, owner);
+        Long token;
+        try {
+            token = pending.get(Deadlines.remaining(deadlineNanos) + timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            abandon(lock, pending, owner);
+            throw e;
+        } catch (TimeoutException e) {
+            abandon(lock, pending, owner);
+            throw new LockBackendUnavailableException(lockName, "Redis did not answer within the wait plus the timeout"
+                    + " option (" + timeout + ") while acquiring lock '" + lockName + "' (" + describe(lockName)
+                    + "); check that the server is up and reachable, or raise the timeout option", e);
+        } catch (ExecutionException e) {
+            // An acquire that failed after its script ran (no replica acknowledged it, or the answer was lost) may have left the key.
+            abandon(lock, pending, owner);
+            throw RedisConfigs.translate(lockName, describe(lockName), "while acquiring lock '" + lockName + "'", e);
+        }
+        if (token == null) {
+            return null;
+        }
+        long sentAt = System.nanoTime();
+        Long ttl;
+        try {
+            ttl = check(key, owner).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            lock.unlockAsync(owner);
+            throw e;
+        } catch (ExecutionException | TimeoutException e) {
+            lock.unlockAsync(owner);
+            throw RedisConfigs.translate(lockName, describe(lockName),
+                    "while confirming the grant of lock '" + lockName + "'", e);
+        }
+        if (ttl == -3) {
+            lock.unlockAsync(owner); // only to stop the watchdog: the key is not ours
+            throw new LockException(lockName, "lock '" + lockName + "' (" + describe(lockName) + ") was granted with token "
+                    + token + " but the key no longer named this owner right after; it expired or was deleted."
+                    + " Check that nothing else writes keys under the namespace and that the lease is longer than a round trip");
+        }
+        evidence.confirmed(sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
+        RedisLease lease = new RedisLease(lockName, key, lock, owner, token, evidence);
+        long period = Math.max(1, leaseMillis / 3);
+        lease.task = checker.scheduleWithFixedDelay(lease::check, period, period, TimeUnit.MILLISECONDS);
+        log.debug("lock '{}' ({}) acquired with token {}", lockName, describe(lockName), token);
+        return lease;
+    }
+
+    private RedissonFencedLock fencedLock(String key) {
+        RFencedLock lock = redisson.getFencedLock(key);
+        if (!(lock instanceof RedissonFencedLock)) {
+            // Only Redisson's class lets an owner id other than the calling thread take the lock.
+            throw new IllegalArgumentException("the Redis backend needs Redisson's own RedissonClient, whose fenced locks"
+                    + " are RedissonFencedLock; got " + lock.getClass().getName() + " for key '" + key + "'");
+        }
+        return (RedissonFencedLock) lock;
+    }
+
+    /** Makes sure an acquire we stop waiting for never leaves the lock held. */
+    private static void abandon(RedissonFencedLock lock, RFuture<Long> pending, long owner) {
+        // Cancelled before it completed: Redisson unlocks itself if the acquire still succeeds.
+        CompletableFuture<Long> f = pending.toCompletableFuture();
+        if (!pending.cancel(false) && f.isDone() && !f.isCompletedExceptionally() && f.getNow(null) == null) {
+            return; // it ended with "not acquired"
+        }
+        lock.unlockAsync(owner); // also stops a renewal an acquire may have scheduled
+    }
+
+    private CompletableFuture<Long> check(String key, long owner) {
+        RScript script = redisson.getScript(LongCodec.INSTANCE);
+        RFuture<Long> f = script.evalAsync(key, RScript.Mode.READ_WRITE, CHECK, RScript.ReturnType.LONG,
+                List.of(key), redisson.getId() + ":" + owner);
+        return f.toCompletableFuture();
+    }
+
+    @Override
+    public void close() {
+        checker.shutdownNow();
+        try {
+            checker.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (ownsClient) {
+            // No quiet period: nothing of ours is in flight once every lease is released.
+            redisson.shutdown(0, Math.max(2000, timeout.toMillis()), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** One grant: its owner id, its token and the periodic ownership check. */
+    private final class RedisLease implements BackendLease {
+        private final String lockName;
+        private final String key;
+        private final RedissonFencedLock lock;
+        private final long owner;
+        private final long token;
+        private final LeaseEvidence evidence;
+        private final AtomicBoolean checking = new AtomicBoolean();
+        private volatile boolean ended;
+        volatile ScheduledFuture<?> task;
+
+        RedisLease(String lockName, String key, RedissonFencedLock lock, long owner, long token, LeaseEvidence evidence) {
+            this.lockName = lockName;
+            this.key = key;
+            this.lock = lock;
+            this.owner = owner;
+            this.token = token;
+            this.evidence = evidence;
+        }
+
+        @Override
+        public long fencingToken() {
+            return token;
+        }
+
+        void check() {
+            if (ended || !checking.compareAndSet(false, true)) {
+                return; // the previous check has not come back yet: it will be counted as silence
+            }
+            long sentAt = System.nanoTime();
+            RedisLockBackend.this.check(key, owner).whenComplete((ttl, e) -> {
+                checking.set(false);
+                if (ended) {
+                    return;
+                }
+                if (e != null) {
+                    // Silence is not loss: the validity deadline runs out on its own if this goes on.
+                    log.debug("ownership check of lock '{}' ({}) failed: {}", lockName, describe(lockName), e.toString());
+                } else if (ttl != -3) {
+                    evidence.confirmed(sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
+                } else {
+                    ended = true;
+                    stopChecks();
+                    evidence.lost(describe(lockName) + " no longer holds this lease's owner id: it expired"
+                            + " (renewal failed for longer than the lease), was deleted, or a failover promoted a replica"
+                            + " that never received the grant", null);
+                    lock.unlockAsync(owner); // stops the watchdog; never touches another owner's key
+                }
+            });
+        }
+
+        private void stopChecks() {
+            ScheduledFuture<?> t = task;
+            if (t != null) {
+                t.cancel(false);
+            }
+        }
+
+        @Override
+        public void release() {
+            ended = true;
+            stopChecks();
+            RFuture<Void> f = lock.unlockAsync(owner);
+            try {
+                f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+                log.debug("lock '{}' ({}) released", lockName, describe(lockName));
+            } catch (ExecutionException e) {
+                Throwable cause = RedisConfigs.unwrap(e);
+                if (cause instanceof IllegalMonitorStateException) {
+                    log.debug("lock '{}' ({}) was no longer held by this lease at release", lockName, describe(lockName));
+                    return;
+                }
+                throw RedisConfigs.translate(lockName, describe(lockName), "while releasing lock '" + lockName
+                        + "' (it expires on its own within " + lease() + ")", e);
+            } catch (TimeoutException e) {
+                throw new LockBackendUnavailableException(lockName, "Redis did not answer within the timeout option ("
+                        + timeout + ") while releasing lock '" + lockName + "' (" + describe(lockName)
+                        + "); the lock expires on its own within " + lease(), e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new LockException(lockName, "interrupted while releasing lock '" + lockName + "' ("
+                        + describe(lockName) + "); the lock expires on its own within " + lease(), e);
+            }
+        }
+    }
+}

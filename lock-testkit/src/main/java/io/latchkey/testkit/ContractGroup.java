@@ -1,0 +1,193 @@
+package io.latchkey.testkit;
+
+import io.latchkey.DistributedLock;
+import io.latchkey.Lease;
+import io.latchkey.LockClient;
+import io.latchkey.LockOptions;
+import io.latchkey.testkit.fault.ChildHolder;
+import io.latchkey.testkit.fault.CuttableClient;
+import io.latchkey.testkit.history.History;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * What every group of the contract shares: the contract's hooks, the bounds derived from its
+ * options, unique lock names, and closing whatever a test opened, in reverse order, after it.
+ *
+ * <p>One instance per test (the JUnit default); not thread-safe except {@link #track}.
+ */
+abstract class ContractGroup {
+
+    private static final AtomicInteger TEST_THREADS = new AtomicInteger();
+
+    private final Deque<AutoCloseable> opened = new ArrayDeque<>();
+    private String testName = "test";
+
+    /** The contract this group belongs to (the enclosing instance). */
+    abstract LockContract contract();
+
+    @BeforeEach
+    final void rememberTestName(TestInfo info) {
+        testName = info.getTestMethod().map(m -> m.getName()).orElse("test");
+    }
+
+    @AfterEach
+    final void closeEverythingOpened() throws Exception {
+        Exception first = null;
+        while (true) {
+            AutoCloseable c;
+            synchronized (opened) {
+                c = opened.pollFirst();
+            }
+            if (c == null) {
+                break;
+            }
+            try {
+                c.close();
+            } catch (io.latchkey.LockBackendUnavailableException e) {
+                // a fault test left the backend unreachable for this lease: it expires on its own
+            } catch (Exception e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /** Closes {@code c} after the test, before everything opened earlier. */
+    final <T extends AutoCloseable> T track(T c) {
+        synchronized (opened) {
+            opened.addFirst(c);
+        }
+        return c;
+    }
+
+    final LockOptions options() {
+        return contract().options();
+    }
+
+    final Duration lease() {
+        return options().lease();
+    }
+
+    final Duration timeout() {
+        return options().timeout();
+    }
+
+    final Duration slack() {
+        return contract().slack();
+    }
+
+    /** Rule 2's bound on a {@code tryLock(wait)} call: {@code wait + timeout + slack}. */
+    final Duration tryBound(Duration wait) {
+        return wait.plus(timeout()).plus(slack());
+    }
+
+    /** Rule 5's bound on failover after a holder went silent: {@code lease + timeout + slack}. */
+    final Duration failoverBound() {
+        return lease().plus(timeout()).plus(slack());
+    }
+
+    /** A wait long enough that only a broken lock makes an acquire in a busy test time out. */
+    final Duration patientWait() {
+        return failoverBound().multipliedBy(2);
+    }
+
+    final LockClient client() {
+        return track(contract().newClient());
+    }
+
+    final CuttableClient cuttableClient() {
+        return track(contract().newCuttableClient());
+    }
+
+    final ChildHolder childHolder() {
+        return track(ChildHolder.start(contract().childUri()));
+    }
+
+    /** An executor for the test's own threads, shut down after the test. */
+    final ExecutorService executor() {
+        ExecutorService pool = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "contract-" + testName + "-" + TEST_THREADS.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        track(() -> {
+            pool.shutdownNow();
+            pool.awaitTermination(timeout().toMillis(), TimeUnit.MILLISECONDS);
+        });
+        return pool;
+    }
+
+    /** A lock name no other test uses: the test's name, a tag and a random suffix. */
+    final String name(String tag) {
+        return "contract:" + testName + ":" + tag + ":" + Long.toHexString(ThreadLocalRandom.current().nextLong());
+    }
+
+    final String name() {
+        return name("lock");
+    }
+
+    /** Acquires {@code lock} with {@link #patientWait()}, fails if it stays held; the lease is closed after the test. */
+    final Lease hold(DistributedLock lock) throws InterruptedException {
+        Optional<Lease> lease = lock.tryLock(patientWait());
+        if (lease.isEmpty()) {
+            throw new AssertionError("lock '" + lock.name() + "' was not granted within " + patientWait()
+                    + " although nothing else should hold it");
+        }
+        return track(lease.get());
+    }
+
+    /** Acquires like {@link #hold} and records the grant in {@code history}, checking its validity once. */
+    final Lease hold(DistributedLock lock, History history, String actor, History.Grant[] grant)
+            throws InterruptedException {
+        long requested = History.now();
+        Lease lease = hold(lock);
+        grant[0] = history.acquired(actor, lock.name(), lease.fencingToken(), requested, History.now());
+        grant[0].check(lease::isValid);
+        return lease;
+    }
+
+    /** Runs {@code body} and returns how long it took. */
+    static Duration timed(Callable<?> body) throws Exception {
+        long start = System.nanoTime();
+        body.call();
+        return Duration.ofNanos(System.nanoTime() - start);
+    }
+
+    /** Waits for {@code f}, failing (not hanging) if it takes longer than {@code bound}. */
+    static <T> T await(Future<T> f, Duration bound, String what) throws Exception {
+        try {
+            return f.get(bound.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            f.cancel(true);
+            throw new AssertionError(what + " did not finish within " + bound, e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof Exception) {
+                throw (Exception) cause;
+            }
+            if (cause instanceof Error) {
+                throw (Error) cause;
+            }
+            throw e;
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package io.latchkey.testkit;
+
+import java.time.Duration;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
+
+/**
+ * The contract plus the fair-ordering capability: waiters are granted the lock in arrival order
+ * (FIFO), as ZooKeeper's sequential nodes and etcd's create-revision queue do. A backend that
+ * offers the capability subclasses this instead of {@link LockContract}; one that does not, does
+ * not claim it, and runs no disabled test for it.
+ */
+public abstract class FairOrderingContract extends LockContract {
+
+    /**
+     * How far apart the waiters' requests are started, so that their arrival order at the server is
+     * the order they were started in. Default: half of the {@code timeout} option, a round trip with
+     * room to spare.
+     */
+    protected Duration arrivalGap() {
+        return options().timeout().dividedBy(2);
+    }
+
+    @Nested
+    @DisplayName("Fair ordering: waiters are granted the lock in the order they arrived")
+    class FairOrdering extends FairOrderingTests {
+        @Override
+        LockContract contract() {
+            return FairOrderingContract.this;
+        }
+
+        @Override
+        FairOrderingContract fairContract() {
+            return FairOrderingContract.this;
+        }
+    }
+}

@@ -1,0 +1,170 @@
+package io.latchkey.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.latchkey.DistributedLock;
+import io.latchkey.Lease;
+import io.latchkey.LockLostException;
+import io.latchkey.testkit.fault.ChildHolder;
+import io.latchkey.testkit.fault.CuttableClient;
+import io.latchkey.testkit.history.FencedResource;
+import io.latchkey.testkit.history.History;
+import io.latchkey.testkit.history.HistoryChecker;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Rule 7: if the backend may have given the lock to someone else, the lease is invalid and
+ * {@code lost()} has completed no later than the moment another holder is granted the lock; a paused
+ * holder finds out before it writes, and the fenced resource rejects what it writes anyway.
+ */
+abstract class LossSignalTests extends ContractGroup {
+
+    @Test
+    @DisplayName("network cut of one holder: its lease is invalid and lost() complete no later than another client's grant")
+    void cutHolderLosesLeaseBeforeAnotherIsGranted() throws Exception {
+        String name = name();
+        History history = new History();
+        FencedResource resource = new FencedResource(name);
+        CuttableClient cut = cuttableClient();
+        History.Grant[] held = new History.Grant[1];
+        Lease lease = hold(cut.client().lock(name), history, "cut-client", held);
+        AtomicLong lostAt = new AtomicLong();
+        lease.lost().thenRun(() -> lostAt.set(History.now()));
+        assertThat(resource.write(held[0])).isTrue();
+
+        DistributedLock contender = client().lock(name);
+        AtomicBoolean contenderGranted = new AtomicBoolean();
+        CountDownLatch waiting = new CountDownLatch(1);
+        Future<History.Grant> next = executor().submit(() -> {
+            waiting.countDown();
+            long requested = History.now();
+            Lease l = track(contender.tryLock(patientWait()).orElseThrow(
+                    () -> new AssertionError("the contender was not granted the lock within " + patientWait())));
+            long grantedAt = History.now();
+            contenderGranted.set(true);
+            History.Grant g = history.acquired("contender", name, l.fencingToken(), requested, grantedAt);
+            g.check(l::isValid);
+            return g;
+        });
+        waiting.await();
+        Future<?> watcher = watchValidity(lease, held[0], contenderGranted);
+
+        long cutAt = History.now();
+        history.fault("network cut of the holder", name, cutAt);
+        cut.cut();
+
+        History.Grant granted = await(next, tryBound(patientWait()), "the contender");
+        long checkedAt = History.now();
+        boolean stillValid = lease.isValid();
+        await(watcher, tryBound(Duration.ZERO), "the validity watcher");
+
+        assertThat(stillValid).as("the cut holder's lease right after the contender's grant").isFalse();
+        assertThat(lostAt.get()).as("when lost() completed (0: not yet at %d)", checkedAt).isNotZero();
+        assertThat(lostAt.get() - history.events().stream()
+                .filter(e -> e.grant() == granted.id()).findFirst().orElseThrow().at())
+                .as("lost() completion relative to the contender's grant (ns)").isLessThanOrEqualTo(0);
+        assertThatThrownBy(lease::ensureValid).isInstanceOf(LockLostException.class).hasMessageContaining(name);
+        assertThat(resource.write(granted)).as("the new holder's write").isTrue();
+        assertThat(resource.write(held[0])).as("a write by the cut holder after the new grant").isFalse();
+        HistoryChecker.assertAvailableWithin(history, name, cutAt, failoverBound());
+        HistoryChecker.assertConsistent(history);
+
+        cut.restore();
+        lease.close();
+        assertThat(client().lock(name).tryLock()).as("the lock after the cut holder closed its lost lease").isEmpty();
+    }
+
+    @Test
+    @DisplayName("pause (SIGSTOP) of a holder longer than the lease: after SIGCONT it finds its lease invalid"
+            + " before it writes, and the fenced resource rejects its write")
+    void pausedHolderFindsLeaseInvalidAndIsFenced() throws Exception {
+        String name = name();
+        History history = new History();
+        FencedResource resource = new FencedResource(name);
+        ChildHolder child = childHolder();
+        String actor = "child-" + child.pid();
+        ChildHolder.Reply got = child.acquire(name, patientWait(), tryBound(patientWait()));
+        assertThat(got.kind()).as("the child's answer to acquire: " + got).isEqualTo("acquired");
+        History.Grant childGrant = history.acquired(actor, name, Long.parseLong(got.argument()), got.sentAt(),
+                got.receivedAt());
+        checkThenWrite(child, childGrant, resource);
+
+        long pausedAt = History.now();
+        history.fault("SIGSTOP of " + actor, name, pausedAt);
+        child.pause();
+        History.Grant[] next = new History.Grant[1];
+        Lease contender = hold(client().lock(name), history, "contender", next);
+        assertThat(resource.write(next[0])).as("the new holder's write").isTrue();
+        long pausedFor = History.now() - pausedAt;
+        if (pausedFor < lease().toNanos()) {
+            // the fault is "paused for longer than the lease", even if the lock moved on sooner
+            Thread.sleep(Duration.ofNanos(lease().toNanos() - pausedFor).toMillis() + 1);
+        }
+
+        long sentAt = child.send("check-then-write"); // read by the child only once it runs again
+        child.resume();
+        ChildHolder.Reply check = child.next(tryBound(Duration.ZERO));
+        if (check.kind().equals("valid")) {
+            childGrant.valid(sentAt);
+        } else {
+            childGrant.invalid(check.receivedAt());
+        }
+        ChildHolder.Reply write = child.next(tryBound(Duration.ZERO));
+        assertThat(write.kind()).as("the child's write attempt: " + write).isEqualTo("write");
+        boolean accepted = resource.write(childGrant);
+
+        assertThat(check.kind()).as("the resumed holder's check of its lease").isEqualTo("invalid");
+        assertThat(check.argument()).as("whether lost() had completed in the resumed holder").isEqualTo("true");
+        assertThat(accepted).as("the fenced resource accepting the paused holder's write").isFalse();
+        assertThat(contender.isValid()).isTrue();
+        HistoryChecker.assertAvailableWithin(history, name, pausedAt, failoverBound());
+        HistoryChecker.assertConsistent(history);
+
+        ChildHolder.Reply released = child.request("release", tryBound(Duration.ZERO));
+        assertThat(released.kind()).as("the child's close of its lost lease: " + released).isIn("released", "error");
+        assertThat(contender.isValid()).as("the new holder after the paused one closed its lease").isTrue();
+        assertThat(client().lock(name).tryLock()).as("the lock after the paused holder closed its lost lease").isEmpty();
+    }
+
+    @Test
+    @DisplayName("lost() does not complete while the holder is live and connected")
+    void lostDoesNotCompleteForLiveHolder() throws Exception {
+        Lease lease = hold(client().lock(name()));
+
+        Thread.sleep(options().safetyMargin().toMillis()); // lets a wrongly scheduled loss fire
+
+        assertThat(lease.lost().toCompletableFuture()).isNotDone();
+        lease.ensureValid();
+        assertThat(lease.remaining()).isPositive();
+    }
+
+    private void checkThenWrite(ChildHolder child, History.Grant grant, FencedResource resource) {
+        ChildHolder.Reply check = child.request("check-then-write", tryBound(Duration.ZERO));
+        assertThat(check.kind()).as("the child's check of its fresh lease: " + check).isEqualTo("valid");
+        grant.valid(check.sentAt());
+        ChildHolder.Reply write = child.next(tryBound(Duration.ZERO));
+        assertThat(write.kind()).isEqualTo("write");
+        assertThat(resource.write(grant)).as("the child's first write").isTrue();
+    }
+
+    /** Records the holder's validity, as often as it can, until the contender is granted the lock. */
+    private Future<?> watchValidity(Lease lease, History.Grant grant, AtomicBoolean stop) {
+        return executor().submit(() -> {
+            while (!stop.get()) {
+                if (!grant.check(lease::isValid)) {
+                    return null;
+                }
+                Thread.sleep(1); // the pace of observation
+            }
+            return null;
+        });
+    }
+}

@@ -1,0 +1,91 @@
+package io.latchkey.testkit.fault;
+
+import io.latchkey.Lease;
+import io.latchkey.LockClient;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * The main class of a lock holder in a child JVM, driven by {@link ChildHolder} over its standard
+ * input and output, one line per command and per answer.
+ *
+ * <p>Argument: the connection URI, with the options in its query. Commands: {@code acquire <waitMillis>
+ * <url-encoded name>}, {@code check-then-write}, {@code release}, {@code exit}. Answers are lines that
+ * start with {@value #PREFIX}, so that anything else a library prints to standard output is ignored:
+ * {@code ready}, {@code acquired <token>}, {@code empty}, {@code valid <lost>} or {@code invalid <lost>}
+ * followed by {@code write <token>}, {@code released}, {@code error <message>}.
+ *
+ * <p>{@code check-then-write} is what a holder does before touching the protected resource: it checks
+ * its lease, reports the result, and then attempts the write all the same (the parent performs it on
+ * its fenced resource), as a holder paused between its check and its write would.
+ *
+ * <p>Single-threaded: one command at a time.
+ */
+public final class ChildHolderMain {
+
+    /** The prefix of every answer line. */
+    public static final String PREFIX = "@latchkey-child ";
+
+    private ChildHolderMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
+                StandardCharsets.UTF_8);
+        // libraries may print to System.out: keep the protocol channel to ourselves
+        System.setOut(System.err);
+        LockClient client;
+        try {
+            client = LockClient.connect(args[0]);
+        } catch (RuntimeException e) {
+            out.println(PREFIX + "error " + oneLine(e));
+            return;
+        }
+        out.println(PREFIX + "ready");
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        Lease lease = null;
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] parts = line.trim().split(" ", 3);
+            try {
+                switch (parts[0]) {
+                    case "acquire":
+                        String name = URLDecoder.decode(parts[2], StandardCharsets.UTF_8);
+                        Optional<Lease> got = client.lock(name).tryLock(Duration.ofMillis(Long.parseLong(parts[1])));
+                        lease = got.orElse(null);
+                        out.println(PREFIX + (lease == null ? "empty" : "acquired " + lease.fencingToken()));
+                        break;
+                    case "check-then-write":
+                        boolean valid = lease.isValid();
+                        boolean lost = lease.lost().toCompletableFuture().isDone();
+                        out.println(PREFIX + (valid ? "valid " : "invalid ") + lost);
+                        out.println(PREFIX + "write " + lease.fencingToken());
+                        break;
+                    case "release":
+                        Lease held = lease;
+                        lease = null;
+                        held.close();
+                        out.println(PREFIX + "released");
+                        break;
+                    case "exit":
+                        client.close();
+                        return;
+                    default:
+                        out.println(PREFIX + "error unknown command: " + line);
+                }
+            } catch (Exception e) {
+                out.println(PREFIX + "error " + oneLine(e));
+            }
+        }
+        client.close();
+    }
+
+    private static String oneLine(Throwable e) {
+        return (e.getClass().getName() + ": " + e.getMessage()).replace('\n', ' ');
+    }
+}

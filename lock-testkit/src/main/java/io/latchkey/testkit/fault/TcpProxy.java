@@ -1,0 +1,187 @@
+package io.latchkey.testkit.fault;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A TCP proxy on the loopback interface in front of one server endpoint, that can cut the traffic.
+ *
+ * <p>While cut, no byte passes in either direction and nothing is sent back: no RST, no FIN. The
+ * proxy stops reading from both sides, so what a client sends waits in socket buffers, as it would in
+ * retransmission queues during a real partition; connections opened during the cut are accepted but
+ * not forwarded. {@link #restore()} resumes delivery, as a healed network would. What the proxy cannot
+ * imitate: the kernel still acknowledges segments, so TCP keepalive alone does not notice the cut; a
+ * client has to notice from its own application-level deadlines, which is what the contract tests.
+ *
+ * <p>Thread-safe. Its threads are daemon threads named {@code testkit-proxy-...} (never
+ * {@code latchkey-...}, which rule 10 counts as the library's own).
+ */
+public final class TcpProxy implements AutoCloseable {
+
+    private static final AtomicInteger IDS = new AtomicInteger();
+
+    private final InetSocketAddress target;
+    private final ServerSocket listener;
+    private final String name;
+    private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+    private final Object gate = new Object();
+    private boolean cut; // guarded by gate
+    private volatile boolean closed;
+
+    private TcpProxy(InetSocketAddress target) throws IOException {
+        this.target = target;
+        this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        this.name = "testkit-proxy-" + IDS.incrementAndGet() + "-" + listener.getLocalPort();
+    }
+
+    /** Starts a proxy that forwards to {@code target}. */
+    public static TcpProxy start(InetSocketAddress target) {
+        TcpProxy proxy;
+        try {
+            proxy = new TcpProxy(target);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open a proxy port for " + target, e);
+        }
+        proxy.thread("accept", proxy::acceptLoop).start();
+        return proxy;
+    }
+
+    /** Where clients connect: the loopback address and the proxy's port. */
+    public InetSocketAddress endpoint() {
+        return new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.getLocalPort());
+    }
+
+    /** The server endpoint this proxy forwards to. */
+    public InetSocketAddress target() {
+        return target;
+    }
+
+    /** Stops forwarding in both directions, silently. Idempotent. */
+    public void cut() {
+        synchronized (gate) {
+            cut = true;
+        }
+    }
+
+    /** Resumes forwarding, including what was held back during the cut. Idempotent. */
+    public void restore() {
+        synchronized (gate) {
+            cut = false;
+            gate.notifyAll();
+        }
+    }
+
+    /** Whether the proxy is cut now. */
+    public boolean isCut() {
+        synchronized (gate) {
+            return cut;
+        }
+    }
+
+    /** Closes the listener and every connection. Idempotent. */
+    @Override
+    public void close() {
+        closed = true;
+        synchronized (gate) {
+            gate.notifyAll();
+        }
+        closeQuietly(listener);
+        for (Socket s : sockets) {
+            closeQuietly(s);
+        }
+        sockets.clear();
+    }
+
+    @Override
+    public String toString() {
+        return "TcpProxy{" + endpoint() + " -> " + target + (isCut() ? ", cut" : "") + '}';
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            Socket client;
+            try {
+                client = listener.accept();
+            } catch (IOException e) {
+                return; // closed
+            }
+            sockets.add(client);
+            thread("connect", () -> connect(client)).start();
+        }
+    }
+
+    private void connect(Socket client) {
+        Socket server = null;
+        try {
+            awaitOpen();
+            server = new Socket();
+            sockets.add(server);
+            server.connect(target);
+            Socket upstream = server;
+            thread("up", () -> pump(client, upstream)).start();
+            thread("down", () -> pump(upstream, client)).start();
+        } catch (IOException | InterruptedException e) {
+            closeQuietly(client);
+            if (server != null) {
+                closeQuietly(server);
+            }
+        }
+    }
+
+    private void pump(Socket from, Socket to) {
+        byte[] buffer = new byte[16 * 1024];
+        try {
+            InputStream in = from.getInputStream();
+            OutputStream out = to.getOutputStream();
+            while (true) {
+                awaitOpen();
+                int n = in.read(buffer);
+                // a cut may have started while the read blocked: hold what was read until it ends
+                awaitOpen();
+                if (n < 0) {
+                    to.shutdownOutput();
+                    return;
+                }
+                out.write(buffer, 0, n);
+                out.flush();
+            }
+        } catch (IOException | InterruptedException e) {
+            closeQuietly(from);
+            closeQuietly(to);
+        }
+    }
+
+    private void awaitOpen() throws InterruptedException, IOException {
+        synchronized (gate) {
+            while (cut && !closed) {
+                gate.wait();
+            }
+        }
+        if (closed) {
+            throw new IOException("proxy closed");
+        }
+    }
+
+    private Thread thread(String role, Runnable body) {
+        Thread t = new Thread(body, name + "-" + role);
+        t.setDaemon(true);
+        return t;
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            // closing on the way out: nothing useful to do with a failure
+        }
+    }
+}

@@ -1,0 +1,142 @@
+package io.latchkey.testkit.redis;
+
+import io.latchkey.testkit.LockServer;
+import io.latchkey.testkit.ServerImages;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.containers.wait.strategy.Wait;
+import org.testcontainers.images.builder.ImageFromDockerfile;
+
+/**
+ * A single Redis 7.0 server (Debian bookworm's {@code redis-server}) in a container, reached on
+ * localhost through a dynamically published port.
+ *
+ * <p>The server runs with an append-only file fsynced on every write, so a restart keeps every key,
+ * fencing counters included. {@link #restart()} restarts the server process inside the running
+ * container, which keeps the published port. Variants require a password ({@link #withPassword}) or
+ * an ACL user with the default user disabled ({@link #withAclUser}).
+ *
+ * <p>Thread-safety: start and close from one thread; the accessors may be read from any thread.
+ */
+public final class RedisServer implements LockServer {
+
+    /** The name of the image the kit builds; kept after the run so Docker's layer cache makes the next build instant. */
+    public static final String IMAGE = "latchkey-test/redis:7.0";
+
+    static final int PORT = 6379;
+    private static final String READY = "Ready to accept connections";
+    private static final Duration STARTUP = Duration.ofMinutes(3);
+
+    private final GenericContainer<?> container;
+
+    private RedisServer(List<String> extraArgs) {
+        List<String> command = new ArrayList<>(List.of("latchkey-run", "redis-server", "--port", String.valueOf(PORT),
+                "--bind", "0.0.0.0", "--protected-mode", "no", "--dir", "/data",
+                "--appendonly", "yes", "--appendfsync", "always"));
+        command.addAll(extraArgs);
+        this.container = new GenericContainer<>(image())
+                .withExposedPorts(PORT)
+                .withCommand(command.toArray(String[]::new))
+                .waitingFor(Wait.forLogMessage(".*" + READY + ".*\\n", 1).withStartupTimeout(STARTUP));
+    }
+
+    /** Starts a server without authentication. */
+    public static RedisServer start() {
+        return start(List.of());
+    }
+
+    /** Starts a server that requires {@code password} for the default user ({@code requirepass}). */
+    public static RedisServer withPassword(String password) {
+        Objects.requireNonNull(password, "password");
+        return start(List.of("--requirepass", password));
+    }
+
+    /** Starts a server whose only enabled user is the ACL user {@code user} with {@code password}. */
+    public static RedisServer withAclUser(String user, String password) {
+        Objects.requireNonNull(user, "user");
+        Objects.requireNonNull(password, "password");
+        return start(List.of("--user", user + " on >" + password + " ~* &* +@all", "--user", "default off"));
+    }
+
+    private static RedisServer start(List<String> extraArgs) {
+        ServerImages.requireDocker();
+        RedisServer server = new RedisServer(extraArgs);
+        try {
+            server.container.start();
+        } catch (RuntimeException e) {
+            server.close();
+            throw e;
+        }
+        return server;
+    }
+
+    /** The image built from the kit's Dockerfile on {@link ServerImages#baseImage()}. */
+    static ImageFromDockerfile image() {
+        return new ImageFromDockerfile(IMAGE, false)
+                .withFileFromClasspath("Dockerfile", "io/latchkey/testkit/redis/Dockerfile")
+                .withFileFromClasspath("latchkey-run", "io/latchkey/testkit/redis/latchkey-run")
+                .withBuildArg("BASE", ServerImages.baseImage());
+    }
+
+    @Override
+    public List<InetSocketAddress> endpoints() {
+        return List.of(InetSocketAddress.createUnresolved(container.getHost(), container.getMappedPort(PORT)));
+    }
+
+    /** {@code redis://host:port}, without credentials: tests pass them in the options. */
+    @Override
+    public String uri(List<InetSocketAddress> endpoints) {
+        InetSocketAddress a = endpoints.get(0);
+        return "redis://" + a.getHostString() + ":" + a.getPort();
+    }
+
+    @Override
+    public void restart() {
+        restartProcess(container, READY);
+    }
+
+    @Override
+    public void close() {
+        container.stop();
+    }
+
+    /**
+     * Stops the server process of {@code container} with SIGTERM (Redis then writes its files and
+     * exits) and waits until the supervising script started it again and it logged {@code ready}.
+     */
+    static void restartProcess(GenericContainer<?> container, String ready) {
+        int before = count(container.getLogs(), ready);
+        try {
+            var result = container.execInContainer("sh", "-c", "kill -TERM $(cat /tmp/latchkey-server.pid)");
+            if (result.getExitCode() != 0) {
+                throw new IllegalStateException("could not stop the server process in " + container.getContainerName()
+                        + ": " + result.getStderr());
+            }
+            long deadline = System.nanoTime() + STARTUP.toNanos();
+            while (count(container.getLogs(), ready) <= before) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IllegalStateException("the server in " + container.getContainerName()
+                            + " did not come back within " + STARTUP + "; its log:\n" + container.getLogs());
+                }
+                Thread.sleep(50); // polling the container's log, no event to wait on
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while restarting " + container.getContainerName(), e);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("could not restart the server in " + container.getContainerName(), e);
+        }
+    }
+
+    private static int count(String log, String what) {
+        int n = 0;
+        for (int i = log.indexOf(what); i >= 0; i = log.indexOf(what, i + what.length())) {
+            n++;
+        }
+        return n;
+    }
+}
