@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
 final class GroupMember implements BackendLease {
 
     private static final Logger log = LoggerFactory.getLogger(GroupMember.class);
-    static final long POLL_MILLIS = 100;
+    static final long POLL_MILLIS = 20;
     private static final String COORDINATOR_METRICS = "consumer-coordinator-metrics";
 
     private final KafkaLockBackend backend;

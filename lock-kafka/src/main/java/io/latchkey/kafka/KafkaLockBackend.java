@@ -52,27 +52,31 @@ final class KafkaLockBackend implements LockBackend {
     private final LockOptions options;
     private final String prefix;
     private final int replicationFactor;
+    private final Duration heartbeat;
     private final String bootstrap;
     private final Admin admin;
     private final Producer<byte[], byte[]> producer;
     private final Set<GroupMember> members = ConcurrentHashMap.newKeySet();
-    private final AtomicInteger memberCount = new AtomicInteger();
+    private static final AtomicInteger MEMBERS = new AtomicInteger();
 
     /**
      * Connects.
      *
      * @param clientConfig the application's Kafka client settings, {@code bootstrap.servers} included
      * @param replicationFactor the replication factor of new lock topics, or 0 for up to 3 as the cluster allows
+     * @param heartbeat the members' heartbeat interval, or {@code null} for the default
      */
-    KafkaLockBackend(Map<String, Object> clientConfig, LockOptions options, String prefix, int replicationFactor) {
+    KafkaLockBackend(Map<String, Object> clientConfig, LockOptions options, String prefix, int replicationFactor,
+            Duration heartbeat) {
         this.clientConfig = Map.copyOf(clientConfig);
         this.options = options;
         this.prefix = prefix;
         this.replicationFactor = replicationFactor;
+        this.heartbeat = heartbeat;
         this.bootstrap = String.valueOf(clientConfig.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG));
         int timeoutMs = millis(options.timeout());
         Map<String, Object> adminConfig = new HashMap<>(clientConfig);
-        adminConfig.put(AdminClientConfig.CLIENT_ID_CONFIG, "latchkey-admin-" + memberCount.incrementAndGet());
+        adminConfig.put(AdminClientConfig.CLIENT_ID_CONFIG, "latchkey-admin-" + MEMBERS.incrementAndGet());
         adminConfig.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs);
         adminConfig.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
         Map<String, Object> producerConfig = new HashMap<>(clientConfig);
@@ -119,7 +123,7 @@ final class KafkaLockBackend implements LockBackend {
     public BackendLease acquire(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException {
         String topic = topic(lockName);
         ensureTopic(lockName, topic);
-        GroupMember member = new GroupMember(this, lockName, topic, memberCount.incrementAndGet(), evidence);
+        GroupMember member = new GroupMember(this, lockName, topic, MEMBERS.incrementAndGet(), evidence);
         members.add(member);
         boolean handedOut = false;
         try {
@@ -237,7 +241,13 @@ final class KafkaLockBackend implements LockBackend {
         c.put("enable.auto.commit", false);
         c.put("auto.offset.reset", "latest");
         c.put("session.timeout.ms", lease);
-        c.putIfAbsent("heartbeat.interval.ms", Math.max(100, lease / 6));
+        // A waiter learns that the holder left from its next heartbeat's answer, so the heartbeat
+        // interval is the hand-over time; it also bounds how stale the holder's evidence is.
+        if (heartbeat != null) {
+            c.put("heartbeat.interval.ms", millis(heartbeat));
+        } else {
+            c.putIfAbsent("heartbeat.interval.ms", Math.max(10, Math.min(1000, lease / 6)));
+        }
         c.putIfAbsent("max.poll.interval.ms", Math.max(300_000, lease));
         c.put("default.api.timeout.ms", millis(options.timeout()));
         c.put("key.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");

@@ -2,10 +2,12 @@ package io.latchkey.kafka;
 
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
+import io.latchkey.internal.Durations;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockProviderFactory;
 import io.latchkey.spi.LockUri;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -20,7 +22,8 @@ import java.util.stream.Collectors;
  * the same name; the member assigned the partition holds the lock. Options beyond the shared ones:
  * {@code topicPrefix} (default {@code latchkey.}; {@code namespace} is taken if it is not set) and
  * {@code replicationFactor} of new lock topics (default: as many brokers as the cluster has, up to
- * 3). The {@code lease} is the group's {@code session.timeout.ms}, so it must lie within the
+ * 3) and {@code heartbeat} (default a sixth of the lease, at most 1s; a waiter takes over a released
+ * lock at its next heartbeat). The {@code lease} is the group's {@code session.timeout.ms}, so it must lie within the
  * broker's {@code group.min.session.timeout.ms} (default 6s) and {@code group.max.session.timeout.ms}.
  * A user name and password in the URI select SASL/PLAIN over plain text; for TLS or other mechanisms
  * use {@link #newClient(Properties, LockOptions)} with the application's own client settings.
@@ -38,6 +41,12 @@ public final class KafkaLockProvider implements LockProviderFactory {
     public static final String TOPIC_PREFIX = "topicPrefix";
     /** The option giving the replication factor of new lock topics. */
     public static final String REPLICATION_FACTOR = "replicationFactor";
+    /**
+     * The option giving the members' heartbeat interval (default a sixth of the lease, at most 1s): a
+     * waiter notices a release at its next heartbeat, so this is the hand-over time.
+     */
+    public static final String HEARTBEAT = "heartbeat";
+    private static final Set<String> OPTIONS = Set.of(TOPIC_PREFIX, REPLICATION_FACTOR, HEARTBEAT);
     static final String DEFAULT_PREFIX = "latchkey.";
 
     public KafkaLockProvider() {
@@ -50,7 +59,7 @@ public final class KafkaLockProvider implements LockProviderFactory {
 
     @Override
     public Set<String> backendOptions() {
-        return Set.of(TOPIC_PREFIX, REPLICATION_FACTOR);
+        return OPTIONS;
     }
 
     @Override
@@ -90,9 +99,9 @@ public final class KafkaLockProvider implements LockProviderFactory {
             throw new IllegalArgumentException("kafka properties must set bootstrap.servers, like broker1:9092,broker2:9092");
         }
         for (String name : options.backendOptions().keySet()) {
-            if (!Set.of(TOPIC_PREFIX, REPLICATION_FACTOR).contains(name)) {
+            if (!OPTIONS.contains(name)) {
                 throw new IllegalArgumentException("unknown kafka lock option '" + name + "'; known options: "
-                        + TOPIC_PREFIX + ", " + REPLICATION_FACTOR);
+                        + String.join(", ", new java.util.TreeSet<>(OPTIONS)));
             }
         }
         return LockClients.of("kafka", backend(config, options), options);
@@ -114,7 +123,16 @@ public final class KafkaLockProvider implements LockProviderFactory {
                         + ": write a whole number of at least 1, at most the number of brokers");
             }
         }
-        return new KafkaLockBackend(config, options, prefix, rf);
+        Duration heartbeat = null;
+        String hb = options.backendOption(HEARTBEAT, null);
+        if (hb != null) {
+            heartbeat = Durations.parse(HEARTBEAT, hb);
+            if (heartbeat.isZero() || heartbeat.compareTo(options.lease().dividedBy(3)) > 0) {
+                throw new IllegalArgumentException("bad value '" + hb + "' for option " + HEARTBEAT + ": the heartbeat"
+                        + " interval must be positive and at most a third of the lease (" + options.lease() + ")");
+            }
+        }
+        return new KafkaLockBackend(config, options, prefix, rf, heartbeat);
     }
 
     private static String jaasEscape(String s) {

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntUnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.testcontainers.containers.GenericContainer;
@@ -25,8 +26,8 @@ import org.testcontainers.images.builder.Transferable;
  *
  * <p>Clients reach it on {@link #PORT} published on localhost, which is also what it advertises, so
  * the advertised listener is written once the published port is known (as Testcontainers'
- * {@code KafkaContainer} does). Extra listeners can be advertised at other host ports (TCP proxies in
- * front of the node). Brokers and controllers talk to each other on the container network. Not
+ * {@code KafkaContainer} does). Extra listeners can be advertised at the ports of TCP proxies in
+ * front of the node. Brokers and controllers talk to each other on the container network. Not
  * thread-safe.
  */
 public final class KafkaNode extends GenericContainer<KafkaNode> {
@@ -55,7 +56,7 @@ public final class KafkaNode extends GenericContainer<KafkaNode> {
     private final String voters;
     private final String clusterId;
     private final Map<String, String> settings;
-    private final List<Integer> extraAdvertisedPorts = new ArrayList<>();
+    private final List<IntUnaryOperator> proxiedListeners = new ArrayList<>();
 
     KafkaNode(Network network, int nodeId, String alias, String voters, String clusterId, Map<String, String> settings) {
         super(image());
@@ -71,15 +72,14 @@ public final class KafkaNode extends GenericContainer<KafkaNode> {
     }
 
     /**
-     * Adds a listener the node advertises as {@code localhost:hostPort}, reached inside the container
-     * on the returned port; for a TCP proxy on the host that forwards {@code hostPort} to it. Call
-     * before the node starts.
+     * Adds a listener meant to be reached through a TCP proxy on the host. Once the container runs,
+     * {@code proxy} gets the listener's published port, starts a proxy to it and returns the proxy's
+     * port on 127.0.0.1, which the node then advertises on that listener, so that a client
+     * bootstrapped through the proxy keeps using it. Call before the node starts.
      */
-    int addAdvertisedListener(int hostPort) {
-        int containerPort = EXTRA_PORT_BASE + extraAdvertisedPorts.size();
-        extraAdvertisedPorts.add(hostPort);
-        addExposedPort(containerPort);
-        return containerPort;
+    void addProxiedListener(IntUnaryOperator proxy) {
+        addExposedPort(EXTRA_PORT_BASE + proxiedListeners.size());
+        proxiedListeners.add(proxy);
     }
 
     /** The KRaft node id. */
@@ -99,10 +99,11 @@ public final class KafkaNode extends GenericContainer<KafkaNode> {
         StringBuilder advertised = new StringBuilder("EXTERNAL://localhost:" + getMappedPort(PORT) + ",BROKER://" + alias
                 + ":" + BROKER_PORT);
         StringBuilder protocols = new StringBuilder("EXTERNAL:PLAINTEXT,BROKER:PLAINTEXT,CONTROLLER:PLAINTEXT");
-        for (int i = 0; i < extraAdvertisedPorts.size(); i++) {
+        for (int i = 0; i < proxiedListeners.size(); i++) {
             String name = "PROXY" + i;
+            int proxyPort = proxiedListeners.get(i).applyAsInt(getMappedPort(EXTRA_PORT_BASE + i));
             listeners.append(',').append(name).append("://0.0.0.0:").append(EXTRA_PORT_BASE + i);
-            advertised.append(',').append(name).append("://localhost:").append(extraAdvertisedPorts.get(i));
+            advertised.append(',').append(name).append("://127.0.0.1:").append(proxyPort);
             protocols.append(',').append(name).append(":PLAINTEXT");
         }
         Map<String, String> props = new LinkedHashMap<>();
