@@ -40,7 +40,11 @@ import org.slf4j.LoggerFactory;
  * heartbeat {@code n} arrived, which arrived after the last poll at which the answer count was still
  * below {@code n}: that poll's start time is the bound reported. An answer that told the member it
  * was expelled is never reported: confirmation waits for the next poll, which runs the loss callback
- * first. Thread-safe.
+ * first. What remains: the consumer counts a {@code NOT_COORDINATOR} answer like any other, so while
+ * the group coordinator moves to another broker one answer may be taken as evidence; the new
+ * coordinator gives every member a full session from when it loaded the group, which covers it
+ * unless this member stays cut off from the new coordinator for longer than the safety margin.
+ * Thread-safe.
  */
 final class GroupMember implements BackendLease {
 
@@ -158,7 +162,10 @@ final class GroupMember implements BackendLease {
                 + "; check that the brokers run and that the __consumer_offsets topic has leaders", null);
     }
 
-    private LockException translate(Throwable e) {
+    private RuntimeException translate(Throwable e) {
+        if (e instanceof IllegalStateException ise) {
+            return ise;
+        }
         if (e instanceof InvalidSessionTimeoutException) {
             return new LockException(lockName, "the broker refused lease " + backend.options().lease() + " as the session"
                     + " timeout of consumer group '" + topic + "' (lock '" + lockName + "'): " + e.getMessage()
@@ -257,6 +264,14 @@ final class GroupMember implements BackendLease {
             return;
         }
         stopping = true;
+        synchronized (state) {
+            if (!granted && failure == null) {
+                // wakes an acquire still waiting on this member (the client is closing)
+                failure = new IllegalStateException("the lock client was closed while lock '" + lockName
+                        + "' (kafka topic '" + topic + "') was being acquired");
+            }
+            state.notifyAll();
+        }
         KafkaConsumer<byte[], byte[]> c = consumer;
         if (c != null) {
             c.wakeup();

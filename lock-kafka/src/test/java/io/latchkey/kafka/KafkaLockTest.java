@@ -245,6 +245,21 @@ class KafkaLockTest {
     }
 
     @Test
+    @DisplayName("a lease below the broker's minimum session timeout is refused with a message that says what to do")
+    void leaseBelowBrokerMinimumIsRefused() {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", server.bootstrapServers());
+        LockOptions tooShort = LockOptions.builder().lease(Duration.ofMillis(500)).build(); // the test broker's minimum is 1 s
+        LockClient client = track(KafkaLockProvider.newClient(p, tooShort));
+        String name = name("short-lease");
+
+        assertThatThrownBy(() -> client.lock(name).tryLock(Duration.ofSeconds(1)))
+                .isInstanceOf(LockException.class)
+                .hasMessageContaining(name)
+                .hasMessageContaining("group.min.session.timeout.ms");
+    }
+
+    @Test
     @DisplayName("a holder that closes leaves the group at once: a waiter takes over within about one heartbeat interval")
     void closeHandsOverWithinAHeartbeat() throws Exception {
         String name = name("handoff");
