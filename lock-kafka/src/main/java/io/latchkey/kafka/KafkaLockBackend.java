@@ -178,9 +178,13 @@ final class KafkaLockBackend implements LockBackend {
                         throw e;
                     }
                 }
-                existing = describeTopic(topic, Math.max(Deadlines.remaining(deadline), timeout / 2));
-                if (existing.isEmpty()) {
-                    throw new TimeoutException("topic '" + topic + "' was created but is not visible yet");
+                // brokers learn of a new topic from the controller a little later
+                long visibleBy = System.nanoTime() + Math.max(Deadlines.remaining(deadline), timeout / 2);
+                while ((existing = describeTopic(topic, Math.max(1, visibleBy - System.nanoTime()))).isEmpty()) {
+                    if (System.nanoTime() - visibleBy >= 0) {
+                        throw new TimeoutException("topic '" + topic + "' was created but is not visible yet");
+                    }
+                    Thread.sleep(50);
                 }
             }
             int partitions = existing.get().partitions().size();

@@ -68,7 +68,7 @@ class KafkaCoordinatorLossTest {
         History history = new History();
         ExecutorService pool = Executors.newCachedThreadPool();
         List<LockClient> clients = new ArrayList<>();
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap, "default.api.timeout.ms", 10_000))) {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap, "request.timeout.ms", 5_000, "default.api.timeout.ms", 10_000))) {
             LockClient holderClient = client(bootstrap);
             clients.add(holderClient);
             long requested = History.now();
@@ -110,6 +110,7 @@ class KafkaCoordinatorLossTest {
             }
 
             HistoryChecker.assertConsistent(history);
+            System.err.println("history of the coordinator-loss test:\n" + HistoryChecker.describe(history.events()));
             try (LockClient after = client(cluster.bootstrapServers())) {
                 Optional<Lease> again = after.lock(name).tryLock(failoverBound());
                 assertThat(again).as("the lock after the coordinator's broker stopped").isPresent();
