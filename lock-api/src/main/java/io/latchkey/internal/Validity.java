@@ -193,10 +193,11 @@ final class Validity implements LeaseEvidence {
                 check.cancel(false);
             }
         }
-        log.warn("{}", exception.getMessage(), cause);
+        // Complete before logging: whoever watches lost() learns of the loss without waiting for the log.
         lostFuture.complete(exception);
         if (callback != null) {
             callback.accept(exception);
         }
+        log.warn("{}", exception.getMessage(), cause);
     }
 }

@@ -97,9 +97,13 @@ final class RedisConfigs {
                 throw new IllegalArgumentException("the Redis backend does not serve scheme '" + uri.scheme()
                         + "' of lock URI '" + uri.redacted() + "'; use redis://, rediss:// or redis-sentinel://");
         }
-        servers.setUsername(options.username())
-                .setPassword(options.password())
-                .setTimeout(timeoutMs)
+        if (options.username() != null) {
+            config.setUsername(options.username());
+        }
+        if (options.password() != null) {
+            config.setPassword(options.password());
+        }
+        servers.setTimeout(timeoutMs)
                 .setConnectTimeout(timeoutMs)
                 .setRetryAttempts(1)
                 .setClientName("latchkey");

@@ -188,6 +188,7 @@ final class RedisLockBackend implements LockBackend {
         private final LeaseEvidence evidence;
         private final AtomicBoolean checking = new AtomicBoolean();
         private volatile boolean ended;
+        private volatile boolean lostKey;
         volatile ScheduledFuture<?> task;
 
         RedisLease(String lockName, String key, RedissonFencedLock lock, long owner, long token, LeaseEvidence evidence) {
@@ -221,6 +222,7 @@ final class RedisLockBackend implements LockBackend {
                     evidence.confirmed(sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
                 } else {
                     ended = true;
+                    lostKey = true;
                     stopChecks();
                     evidence.lost(describe(lockName) + " no longer holds this lease's owner id: it expired"
                             + " (renewal failed for longer than the lease), was deleted, or a failover promoted a replica"
@@ -241,6 +243,9 @@ final class RedisLockBackend implements LockBackend {
         public void release() {
             ended = true;
             stopChecks();
+            if (lostKey) {
+                return; // the key holds someone else or nothing, and the watchdog was already stopped
+            }
             RFuture<Void> f = lock.unlockAsync(owner);
             try {
                 f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);

@@ -95,7 +95,7 @@ public final class RedisLockProvider implements LockProviderFactory {
         try {
             redisson = Redisson.create(config);
         } catch (RuntimeException e) {
-            throw RedisConfigs.translate(null, uri.redacted(), "while connecting to " + uri.redacted(), e);
+            throw RedisConfigs.translate(null, uri.redacted(), "while connecting", e);
         }
         return new RedisLockBackend(redisson, true, options.namespace(), options.timeout());
     }

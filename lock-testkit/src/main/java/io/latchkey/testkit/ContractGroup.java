@@ -119,7 +119,7 @@ abstract class ContractGroup {
     }
 
     final ChildHolder childHolder() {
-        return track(ChildHolder.start(contract().childUri()));
+        return track(ChildHolder.start(contract().childUri(), contract().childJvmOptions()));
     }
 
     /** An executor for the test's own threads, shut down after the test. */
@@ -155,14 +155,17 @@ abstract class ContractGroup {
         return track(lease.get());
     }
 
+    /** A lease and its record in a history. */
+    record Held(Lease lease, History.Grant grant) {
+    }
+
     /** Acquires like {@link #hold} and records the grant in {@code history}, checking its validity once. */
-    final Lease hold(DistributedLock lock, History history, String actor, History.Grant[] grant)
-            throws InterruptedException {
+    final Held hold(DistributedLock lock, History history, String actor) throws InterruptedException {
         long requested = History.now();
         Lease lease = hold(lock);
-        grant[0] = history.acquired(actor, lock.name(), lease.fencingToken(), requested, History.now());
-        grant[0].check(lease::isValid);
-        return lease;
+        History.Grant grant = history.acquired(actor, lock.name(), lease.fencingToken(), requested, History.now());
+        grant.check(lease::isValid);
+        return new Held(lease, grant);
     }
 
     /** Runs {@code body} and returns how long it took. */

@@ -3,6 +3,7 @@ package io.latchkey.testkit;
 import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Order;
 
 /**
  * The contract plus the fair-ordering capability: waiters are granted the lock in arrival order
@@ -22,6 +23,7 @@ public abstract class FairOrderingContract extends LockContract {
     }
 
     @Nested
+    @Order(100)
     @DisplayName("Fair ordering: waiters are granted the lock in the order they arrived")
     class FairOrdering extends FairOrderingTests {
         @Override

@@ -27,8 +27,8 @@ abstract class FairOrderingTests extends ContractGroup {
     void waitersAreGrantedInArrivalOrder() throws Exception {
         String name = name();
         History history = new History();
-        History.Grant[] first = new History.Grant[1];
-        Lease holder = hold(client().lock(name), history, "holder", first);
+        Held first = hold(client().lock(name), history, "holder");
+        Lease holder = first.lease();
         List<String> grantOrder = new CopyOnWriteArrayList<>();
         List<Future<Boolean>> waiters = new ArrayList<>();
         for (int i = 0; i < WAITERS; i++) {
@@ -54,7 +54,7 @@ abstract class FairOrderingTests extends ContractGroup {
         }
 
         holder.close();
-        first[0].released(History.now());
+        first.grant().released(History.now());
         for (Future<Boolean> w : waiters) {
             assertThat(await(w, tryBound(patientWait().multipliedBy(WAITERS)), "a waiter")).isTrue();
         }

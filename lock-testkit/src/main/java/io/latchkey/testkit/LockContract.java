@@ -13,7 +13,10 @@ import java.util.Collection;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.ClassOrderer;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.TestClassOrder;
 
 /**
  * The contract of DESIGN section 3, to subclass once per backend.
@@ -24,9 +27,10 @@ import org.junit.jupiter.api.Nested;
  * {@link #slack()}, never from constants.
  *
  * <p>Hooks, all but {@link #server()} with a default: {@link #options()}, {@link #newClient()},
- * {@link #newCuttableClient()} (how one client is cut off the network), {@link #childUri()} (how a
- * holder in a child JVM connects), {@link #slack()}, {@link #isLibraryThread(Thread)} and
- * {@link #assertNothingLeftInBackend(Collection)} (what rule 10 checks).
+ * {@link #newCuttableClient()} (how one client is cut off the network), {@link #childUri()} and
+ * {@link #childJvmOptions()} (how a holder in a child JVM connects), {@link #slack()},
+ * {@link #isLibraryThread(Thread)} and {@link #assertNothingLeftInBackend(Collection)} (what rule 10
+ * checks).
  *
  * <p>The server must be started in a {@code @BeforeAll} method or lazily in {@link #server()}, not in
  * a static initializer: this class checks first, in its own {@code @BeforeAll}, that a Docker engine
@@ -34,10 +38,11 @@ import org.junit.jupiter.api.Nested;
  *
  * <p>Tests of one class run one at a time (the JUnit default); each takes its own lock names.
  */
+@TestClassOrder(ClassOrderer.OrderAnnotation.class)
 public abstract class LockContract {
 
     @BeforeAll
-    static void requireDocker() {
+    static void requireDockerBeforeAnyServer() {
         ServerImages.requireDocker();
     }
 
@@ -88,6 +93,14 @@ public abstract class LockContract {
     }
 
     /**
+     * Extra options for the child JVMs of the kill and pause faults, such as system properties the
+     * backend's client needs; none by default. The class path is always the test's.
+     */
+    protected List<String> childJvmOptions() {
+        return List.of();
+    }
+
+    /**
      * The small bound added to the configured times in every timing assertion, for scheduling and
      * one extra round trip: by default the larger of {@code safetyMargin} and half of {@code timeout}.
      */
@@ -115,6 +128,7 @@ public abstract class LockContract {
     }
 
     @Nested
+    @Order(1)
     @DisplayName("1. Mutual exclusion: at most one valid lease per lock name at any instant")
     class MutualExclusion extends MutualExclusionTests {
         @Override
@@ -124,6 +138,7 @@ public abstract class LockContract {
     }
 
     @Nested
+    @Order(2)
     @DisplayName("2. Try with a deadline: tryLock returns within wait + timeout, and an unreachable backend is an exception")
     class TryWithDeadline extends TryWithDeadlineTests {
         @Override
@@ -133,6 +148,7 @@ public abstract class LockContract {
     }
 
     @Nested
+    @Order(3)
     @DisplayName("3. Reentrancy: the holding thread nests, other threads wait, the last close releases")
     class Reentrancy extends ReentrancyTests {
         @Override
@@ -142,6 +158,7 @@ public abstract class LockContract {
     }
 
     @Nested
+    @Order(4)
     @DisplayName("4. Handle ownership: any thread may close a lease, close is idempotent and never frees another's lock")
     class HandleOwnership extends HandleOwnershipTests {
         @Override
@@ -151,6 +168,7 @@ public abstract class LockContract {
     }
 
     @Nested
+    @Order(5)
     @DisplayName("5. Crash release: a holder that dies loses the lock within lease + a bound")
     class CrashRelease extends CrashReleaseTests {
         @Override
@@ -160,6 +178,7 @@ public abstract class LockContract {
     }
 
     @Nested
+    @Order(6)
     @DisplayName("6. Renewal: a live holder keeps the lock far past the lease")
     class Renewal extends RenewalTests {
         @Override
@@ -169,6 +188,7 @@ public abstract class LockContract {
     }
 
     @Nested
+    @Order(7)
     @DisplayName("7. Loss is signalled, never silent: a cut or paused holder is invalid before another is granted")
     class LossSignal extends LossSignalTests {
         @Override
@@ -178,6 +198,7 @@ public abstract class LockContract {
     }
 
     @Nested
+    @Order(8)
     @DisplayName("7. Loss across a server restart: never two valid holders, and the lock usable again")
     class ServerRestart extends ServerRestartTests {
         @Override
@@ -187,6 +208,7 @@ public abstract class LockContract {
     }
 
     @Nested
+    @Order(9)
     @DisplayName("8. Fencing tokens: every grant's token exceeds all earlier ones")
     class FencingTokens extends FencingTokenTests {
         @Override
@@ -196,6 +218,7 @@ public abstract class LockContract {
     }
 
     @Nested
+    @Order(10)
     @DisplayName("9. Names: any 1 to 255 characters without control characters, mapped without collisions")
     class LockNames extends LockNameTests {
         @Override
@@ -205,6 +228,7 @@ public abstract class LockContract {
     }
 
     @Nested
+    @Order(11)
     @DisplayName("10. Nothing leaks: after close no thread, connection or backend state remains")
     class NothingLeaks extends NothingLeaksTests {
         @Override
@@ -214,6 +238,7 @@ public abstract class LockContract {
     }
 
     @Nested
+    @Order(12)
     @DisplayName("tryLockAsync: the same bounds, a lease of no thread, cancellation leaves nothing held")
     class AsyncAcquisition extends AsyncAcquisitionTests {
         @Override

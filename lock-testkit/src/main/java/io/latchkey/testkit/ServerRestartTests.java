@@ -33,9 +33,10 @@ abstract class ServerRestartTests extends ContractGroup {
         String name = name();
         History history = new History();
         FencedResource resource = new FencedResource(name);
-        History.Grant[] held = new History.Grant[1];
-        Lease holder = hold(client().lock(name), history, "holder", held);
-        resource.write(held[0]);
+        Held first = hold(client().lock(name), history, "holder");
+        Lease holder = first.lease();
+        History.Grant held = first.grant();
+        resource.write(held);
 
         CountDownLatch waiting = new CountDownLatch(CONTENDERS);
         List<Future<Boolean>> contenders = new ArrayList<>();
@@ -54,7 +55,7 @@ abstract class ServerRestartTests extends ContractGroup {
 
         AtomicBoolean stop = new AtomicBoolean();
         Future<?> watcher = executor().submit(() -> {
-            while (!stop.get() && held[0].check(holder::isValid)) {
+            while (!stop.get() && held.check(holder::isValid)) {
                 Thread.sleep(1); // the pace of observation
             }
             return null;
@@ -73,7 +74,7 @@ abstract class ServerRestartTests extends ContractGroup {
         } catch (LockException e) {
             // the release may not reach a server that forgot the lock; it expires on its own
         }
-        held[0].released(History.now());
+        held.released(History.now());
 
         for (Future<Boolean> c : contenders) {
             assertThat(await(c, tryBound(contenderWait), "a contender")).as("a contender got the lock").isTrue();

@@ -1,5 +1,57 @@
 /**
- * The Latchkey test kit: the contract every backend passes, run against real servers in
- * Testcontainers, with real faults and a history checker.
+ * The Latchkey test kit: the contract every backend passes (DESIGN section 3), run against real
+ * servers in Testcontainers, with real faults and a history checker.
+ *
+ * <h2>Running the contract against a backend</h2>
+ *
+ * <p>The same steps serve the four backends of this repository and a backend written elsewhere:
+ *
+ * <ol>
+ *   <li>Add {@code io.latchkey:lock-testkit} to the backend's build in test scope (it brings JUnit 5,
+ *       Testcontainers, AssertJ and Awaitility), and an SLF4J binding for the test run.</li>
+ *   <li>Supply a {@link io.latchkey.testkit.LockServer}: the running server, its endpoints on
+ *       localhost, the connection URI for a list of endpoints, and a restart. Build its image from a
+ *       Dockerfile on {@link io.latchkey.testkit.ServerImages#baseImage()}, publish dynamic ports and
+ *       wait explicitly for readiness.</li>
+ *   <li>Subclass {@link io.latchkey.testkit.LockContract} (or
+ *       {@link io.latchkey.testkit.FairOrderingContract} if waiters are granted in arrival order),
+ *       start the server in a {@code @BeforeAll} method, stop it in an {@code @AfterAll} method and
+ *       return it from {@code server()}:
+ * <pre>{@code
+ * class MyLockContractTest extends LockContract {
+ *     private static MyServer server;
+ *
+ *     @BeforeAll static void start() { server = MyServer.start(); }
+ *     @AfterAll static void stop() { if (server != null) server.close(); }
+ *
+ *     @Override protected LockServer server() { return server; }
+ * }
+ * }</pre>
+ *   </li>
+ *   <li>Override further hooks only where the defaults do not fit: {@code options()} (the lease the
+ *       suite runs with, 6 s by default), {@code newCuttableClient()} if the backend's clients do
+ *       not stay on the addresses they were given, {@code childUri()} and {@code childJvmOptions()} if
+ *       a child JVM needs more than the URI of the direct endpoints with the options in its query, {@code slack()},
+ *       {@code isLibraryThread(Thread)} and {@code assertNothingLeftInBackend(Collection)} for what
+ *       rule 10 checks.</li>
+ *   <li>Run it with the test class path holding the backend's provider
+ *       ({@code META-INF/services/io.latchkey.spi.LockProviderFactory}): the kill and pause faults
+ *       launch child JVMs on {@code java.class.path}, and the pause fault needs a POSIX
+ *       {@code kill} command. Without a Docker engine the suite fails at once, saying so.</li>
+ * </ol>
+ *
+ * <p>Optional capabilities are sub-contracts ({@link io.latchkey.testkit.FairOrderingContract}),
+ * never disabled tests: a backend claims a capability by subclassing its contract.
+ *
+ * <h2>What is inside</h2>
+ *
+ * <ul>
+ *   <li>{@code io.latchkey.testkit}: the contract, its hooks and its groups, one per rule.</li>
+ *   <li>{@code io.latchkey.testkit.fault}: the faults: a TCP proxy that cuts traffic without a
+ *       reset, a lock holder in a child JVM that can be killed or paused, signals.</li>
+ *   <li>{@code io.latchkey.testkit.history}: the record of grants, validity checks, writes and
+ *       releases on one clock, a fenced resource, and the checker of DESIGN section 5.</li>
+ *   <li>{@code io.latchkey.testkit.<backend>}: the server fixtures of this repository's backends.</li>
+ * </ul>
  */
 package io.latchkey.testkit;

@@ -53,6 +53,14 @@ public final class ChildHolder implements AutoCloseable {
 
     /** Launches a child that connects with {@code uri}, and waits until it is connected. */
     public static ChildHolder start(String uri) {
+        return start(uri, List.of());
+    }
+
+    /**
+     * Launches a child with extra JVM options (system properties, for example) that connects with
+     * {@code uri}, and waits until it is connected.
+     */
+    public static ChildHolder start(String uri, List<String> jvmOptions) {
         Path stderr;
         try {
             stderr = Files.createTempFile("latchkey-child-", ".log");
@@ -68,6 +76,7 @@ public final class ChildHolder implements AutoCloseable {
         if (provider != null) {
             command.add("-Dlatchkey.provider=" + provider);
         }
+        command.addAll(jvmOptions);
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add(ChildHolderMain.class.getName());

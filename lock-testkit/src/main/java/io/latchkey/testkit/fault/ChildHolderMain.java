@@ -15,10 +15,11 @@ import java.util.Optional;
  * input and output, one line per command and per answer.
  *
  * <p>Argument: the connection URI, with the options in its query. Commands: {@code acquire <waitMillis>
- * <url-encoded name>}, {@code check-then-write}, {@code release}, {@code exit}. Answers are lines that
+ * <url-encoded name>}, {@code check-then-write}, {@code await-lost <millis>}, {@code release},
+ * {@code exit}. Answers are lines that
  * start with {@value #PREFIX}, so that anything else a library prints to standard output is ignored:
  * {@code ready}, {@code acquired <token>}, {@code empty}, {@code valid <lost>} or {@code invalid <lost>}
- * followed by {@code write <token>}, {@code released}, {@code error <message>}.
+ * followed by {@code write <token>}, {@code lost <true|false>}, {@code released}, {@code error <message>}.
  *
  * <p>{@code check-then-write} is what a holder does before touching the protected resource: it checks
  * its lease, reports the result, and then attempts the write all the same (the parent performs it on
@@ -65,6 +66,17 @@ public final class ChildHolderMain {
                         boolean lost = lease.lost().toCompletableFuture().isDone();
                         out.println(PREFIX + (valid ? "valid " : "invalid ") + lost);
                         out.println(PREFIX + "write " + lease.fencingToken());
+                        break;
+                    case "await-lost":
+                        boolean done;
+                        try {
+                            lease.lost().toCompletableFuture().get(Long.parseLong(parts[1]),
+                                    java.util.concurrent.TimeUnit.MILLISECONDS);
+                            done = true;
+                        } catch (java.util.concurrent.TimeoutException e) {
+                            done = false;
+                        }
+                        out.println(PREFIX + "lost " + done);
                         break;
                     case "release":
                         Lease held = lease;

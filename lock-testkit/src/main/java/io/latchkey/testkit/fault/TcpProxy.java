@@ -8,6 +8,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -57,7 +58,8 @@ public final class TcpProxy implements AutoCloseable {
 
     /** Where clients connect: the loopback address and the proxy's port. */
     public InetSocketAddress endpoint() {
-        return new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.getLocalPort());
+        // the literal address, so that a URI built from it names no host a client would resolve
+        return InetSocketAddress.createUnresolved(listener.getInetAddress().getHostAddress(), listener.getLocalPort());
     }
 
     /** The server endpoint this proxy forwards to. */
@@ -95,10 +97,9 @@ public final class TcpProxy implements AutoCloseable {
             gate.notifyAll();
         }
         closeQuietly(listener);
-        for (Socket s : sockets) {
+        for (Socket s : List.copyOf(sockets)) {
             closeQuietly(s);
         }
-        sockets.clear();
     }
 
     @Override
@@ -125,7 +126,8 @@ public final class TcpProxy implements AutoCloseable {
             awaitOpen();
             server = new Socket();
             sockets.add(server);
-            server.connect(target);
+            // fixtures may give unresolved addresses (a host name and a published port)
+            server.connect(target.isUnresolved() ? new InetSocketAddress(target.getHostString(), target.getPort()) : target);
             Socket upstream = server;
             thread("up", () -> pump(client, upstream)).start();
             thread("down", () -> pump(upstream, client)).start();
@@ -177,7 +179,10 @@ public final class TcpProxy implements AutoCloseable {
         return t;
     }
 
-    private static void closeQuietly(AutoCloseable c) {
+    private void closeQuietly(AutoCloseable c) {
+        if (c instanceof Socket) {
+            sockets.remove(c);
+        }
         try {
             c.close();
         } catch (Exception e) {

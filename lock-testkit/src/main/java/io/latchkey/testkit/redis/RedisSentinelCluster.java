@@ -33,7 +33,7 @@ public final class RedisSentinelCluster implements LockServer {
     public static final Duration DOWN_AFTER = Duration.ofSeconds(1);
 
     private static final int SENTINEL_PORT = 26379;
-    private static final Duration STARTUP = Duration.ofMinutes(3);
+    private static final Duration STARTUP = Duration.ofSeconds(90);
 
     private final Network network = Network.newNetwork();
     private final List<GenericContainer<?>> nodes = new ArrayList<>();

@@ -29,7 +29,7 @@ public final class RedisServer implements LockServer {
 
     static final int PORT = 6379;
     private static final String READY = "Ready to accept connections";
-    private static final Duration STARTUP = Duration.ofMinutes(3);
+    private static final Duration STARTUP = Duration.ofSeconds(60);
 
     private final GenericContainer<?> container;
 
@@ -59,7 +59,7 @@ public final class RedisServer implements LockServer {
     public static RedisServer withAclUser(String user, String password) {
         Objects.requireNonNull(user, "user");
         Objects.requireNonNull(password, "password");
-        return start(List.of("--user", user + " on >" + password + " ~* &* +@all", "--user", "default off"));
+        return start(List.of("--user", user, "on", ">" + password, "~*", "&*", "+@all", "--user", "default", "off"));
     }
 
     private static RedisServer start(List<String> extraArgs) {
@@ -97,6 +97,38 @@ public final class RedisServer implements LockServer {
     @Override
     public void restart() {
         restartProcess(container, READY);
+    }
+
+    /** Freezes every process of the server (docker pause): connections stay open and nothing answers. */
+    public void pause() {
+        container.getDockerClient().pauseContainerCmd(container.getContainerId()).exec();
+    }
+
+    /** Undoes {@link #pause()}. */
+    public void unpause() {
+        container.getDockerClient().unpauseContainerCmd(container.getContainerId()).exec();
+    }
+
+    /**
+     * Runs {@code redis-cli} inside the container with {@code args} (a test's view behind the client's
+     * back, for example to delete a lock key), authenticated with {@code cliAuth}, and returns its output.
+     */
+    public String cli(List<String> cliAuth, String... args) {
+        List<String> command = new ArrayList<>(List.of("redis-cli", "--no-auth-warning", "-p", String.valueOf(PORT)));
+        command.addAll(cliAuth);
+        command.addAll(List.of(args));
+        try {
+            var result = container.execInContainer(command.toArray(String[]::new));
+            if (result.getExitCode() != 0) {
+                throw new IllegalStateException("redis-cli " + List.of(args) + " failed: " + result.getStderr());
+            }
+            return result.getStdout().trim();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while running redis-cli", e);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("could not run redis-cli in " + container.getContainerName(), e);
+        }
     }
 
     @Override

@@ -1,0 +1,149 @@
+package io.latchkey.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.latchkey.Lease;
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockClient;
+import io.latchkey.LockLostException;
+import io.latchkey.LockOptions;
+import io.latchkey.testkit.redis.RedisServer;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+/** What is particular to the Redis backend: keys, watchdog, ownership checks, the application's own client. */
+class RedisLockTest {
+
+    private static final Duration LEASE = Duration.ofSeconds(3);
+    private static final Duration TIMEOUT = Duration.ofSeconds(2);
+    private static RedisServer server;
+
+    @BeforeAll
+    static void start() {
+        server = RedisServer.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    private static LockOptions options() {
+        return LockOptions.builder().lease(LEASE).timeout(TIMEOUT).build();
+    }
+
+    private static LockClient client() {
+        return LockClient.connect(URI.create(server.uri(server.endpoints())), options());
+    }
+
+    @Test
+    void the_lock_lives_under_the_namespace_as_a_key_that_expires_within_the_lease() throws Exception {
+        try (LockClient client = LockClient.connect(URI.create(server.uri(server.endpoints()) + "?namespace=jobs"), options());
+             Lease lease = client.lock("report:nightly").lock(Duration.ZERO)) {
+            long pttl = Long.parseLong(server.cli(List.of(), "PTTL", "jobs:report:nightly"));
+            assertThat(pttl).isPositive().isLessThanOrEqualTo(LEASE.toMillis());
+            assertThat(lease.remaining()).isLessThanOrEqualTo(LEASE);
+        }
+        assertThat(server.cli(List.of(), "EXISTS", "jobs:report:nightly")).isEqualTo("0");
+    }
+
+    @Test
+    void the_watchdog_keeps_a_live_holder_and_its_confirmations_keep_the_lease_valid_past_the_lease() throws Exception {
+        try (LockClient client = client(); Lease lease = client.lock("watchdog").lock(Duration.ZERO)) {
+            long end = System.nanoTime() + LEASE.multipliedBy(3).toNanos();
+            while (System.nanoTime() < end) {
+                assertThat(lease.isValid()).isTrue();
+                Thread.sleep(LEASE.toMillis() / 10); // sampling the lease over time, nothing to wait for
+            }
+            lease.ensureValid();
+        }
+    }
+
+    @Test
+    void a_deleted_key_is_signalled_as_loss_within_one_check_period() throws Exception {
+        try (LockClient client = client(); Lease lease = client.lock("deleted").lock(Duration.ZERO)) {
+            CompletableFuture<LockLostException> lost = lease.lost().toCompletableFuture();
+            server.cli(List.of(), "DEL", "latchkey:deleted");
+            LockLostException e = lost.get(LEASE.toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(e.getMessage()).contains("deleted").contains("redis key 'latchkey:deleted'");
+            assertThat(lease.isValid()).isFalse();
+            assertThatThrownBy(lease::ensureValid).isInstanceOf(LockLostException.class);
+        }
+    }
+
+    @Test
+    void fencing_tokens_keep_rising_after_the_lock_key_expired_and_across_clients() throws Exception {
+        long first;
+        try (LockClient a = client(); Lease lease = a.lock("tokens").lock(Duration.ZERO)) {
+            first = lease.fencingToken();
+        }
+        server.cli(List.of(), "DEL", "latchkey:tokens");
+        try (LockClient b = client(); Lease lease = b.lock("tokens").lock(Duration.ZERO)) {
+            assertThat(lease.fencingToken()).isGreaterThan(first);
+        }
+    }
+
+    @Test
+    void a_frozen_server_gives_an_exception_within_wait_plus_timeout() throws Exception {
+        try (LockClient client = client()) {
+            client.lock("warm-up").lock(Duration.ZERO).close();
+            server.pause();
+            try {
+                Duration wait = Duration.ofSeconds(1);
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> client.lock("frozen").tryLock(wait))
+                        .isInstanceOf(LockBackendUnavailableException.class)
+                        .hasMessageContaining("redis key 'latchkey:frozen'");
+                Duration took = Duration.ofNanos(System.nanoTime() - start);
+                assertThat(took).isLessThan(wait.plus(TIMEOUT).plus(TIMEOUT.dividedBy(2)));
+            } finally {
+                server.unpause();
+            }
+        }
+    }
+
+    @Test
+    void a_client_on_the_applications_own_redisson_client_leaves_it_running() throws Exception {
+        Config config = new Config().setLockWatchdogTimeout(LEASE.toMillis());
+        config.useSingleServer().setAddress("redis://" + server.endpoints().get(0).getHostString() + ":"
+                + server.endpoints().get(0).getPort());
+        RedissonClient redisson = Redisson.create(config);
+        try {
+            try (LockClient client = RedisLockProvider.client(redisson, options())) {
+                Optional<Lease> lease = client.lock("own-client").tryLock(Duration.ZERO);
+                assertThat(lease).isPresent();
+                lease.get().close();
+            }
+            assertThat(redisson.isShutdown()).isFalse();
+            assertThat(redisson.getBucket("still-usable").trySet("yes")).isTrue();
+        } finally {
+            redisson.shutdown();
+        }
+    }
+
+    @Test
+    void a_lease_closed_from_another_thread_releases_the_lock() throws Exception {
+        try (LockClient a = client(); LockClient b = client()) {
+            Lease lease = a.lock("handoff").lock(Duration.ZERO);
+            CompletableFuture.runAsync(lease::close).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            Awaitility.await().atMost(TIMEOUT).until(() -> b.lock("handoff").tryLock(Duration.ZERO).map(l -> {
+                l.close();
+                return true;
+            }).orElse(false));
+        }
+    }
+}
