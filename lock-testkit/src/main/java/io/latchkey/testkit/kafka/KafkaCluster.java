@@ -19,6 +19,9 @@ import org.testcontainers.containers.Network;
  */
 public final class KafkaCluster implements LockServer {
 
+    /** How long the controller waits for a silent broker before it fences it and moves its leaders. */
+    public static final Duration BROKER_SESSION = Duration.ofSeconds(3);
+
     private static final Duration RESTART_TIMEOUT = Duration.ofMinutes(2);
 
     private final Network network = Network.newNetwork();
@@ -35,7 +38,9 @@ public final class KafkaCluster implements LockServer {
                     "transaction.state.log.replication.factor", rf,
                     "transaction.state.log.min.isr", "1",
                     "default.replication.factor", rf,
-                    "min.insync.replicas", "1")));
+                    "min.insync.replicas", "1",
+                    "broker.heartbeat.interval.ms", "500",
+                    "broker.session.timeout.ms", Long.toString(BROKER_SESSION.toMillis()))));
         }
     }
 
@@ -62,9 +67,19 @@ public final class KafkaCluster implements LockServer {
         return nodes.get(nodeId - 1);
     }
 
-    /** Stops and removes the node with this id, as a crash of its machine would. */
+    /** Stops the node with this id gracefully (controlled shutdown), and removes it. */
     public void stopNode(int nodeId) {
         node(nodeId).stop();
+    }
+
+    /**
+     * Kills the node with this id without a goodbye (SIGKILL), as a crash of its machine would, and
+     * removes it. The controller notices after {@link #BROKER_SESSION}.
+     */
+    public void killNode(int nodeId) {
+        KafkaNode n = node(nodeId);
+        n.getDockerClient().killContainerCmd(n.getContainerId()).exec();
+        n.stop();
     }
 
     @Override
