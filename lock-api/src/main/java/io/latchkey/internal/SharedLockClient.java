@@ -49,6 +49,7 @@ public final class SharedLockClient implements LockClient {
     private final Set<Grant> grants = ConcurrentHashMap.newKeySet();
     private final ScheduledThreadPoolExecutor timer;
     private final ExecutorService workers;
+    private final ExecutorService releasers;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     public SharedLockClient(String backendName, LockBackend backend, LockOptions options) {
@@ -60,6 +61,8 @@ public final class SharedLockClient implements LockClient {
         this.timer.setRemoveOnCancelPolicy(true);
         this.workers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
                 Threads.daemon("latchkey-" + backendName + "-" + id + "-worker"));
+        this.releasers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
+                Threads.daemon("latchkey-" + backendName + "-" + id + "-release"));
     }
 
     @Override
@@ -87,13 +90,20 @@ public final class SharedLockClient implements LockClient {
                         grant.local.name, backend.describe(grant.local.name), options.lease(), e);
             }
         }
+        // Waiting acquisitions are interrupted; releases of lost locks already under way may finish,
+        // within one round trip, so that the backend is not left holding them until they expire.
         workers.shutdownNow();
+        releasers.shutdown();
         timer.shutdownNow();
         try {
             long wait = options.timeout().toNanos();
             workers.awaitTermination(wait, TimeUnit.NANOSECONDS);
+            if (!releasers.awaitTermination(wait, TimeUnit.NANOSECONDS)) {
+                releasers.shutdownNow();
+            }
             timer.awaitTermination(wait, TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
+            releasers.shutdownNow();
             Thread.currentThread().interrupt();
         } finally {
             backend.close();
@@ -182,7 +192,7 @@ public final class SharedLockClient implements LockClient {
 
     private void releaseInBackground(Grant grant) {
         try {
-            workers.execute(grant::releaseBackendQuietly);
+            releasers.execute(grant::releaseBackendQuietly);
         } catch (RejectedExecutionException e) {
             grant.releaseBackendQuietly();
         }

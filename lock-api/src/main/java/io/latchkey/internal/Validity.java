@@ -90,7 +90,13 @@ final class Validity implements LeaseEvidence {
     }
 
     boolean isValid() {
-        if (closed || lost != null || !confirmed) {
+        LockLostException l = lost;
+        if (l != null) {
+            // Whoever sees the loss first may be ahead of markLost's completion: lost() must never lag isValid().
+            lostFuture.complete(l);
+            return false;
+        }
+        if (closed || !confirmed) {
             return false;
         }
         if (System.nanoTime() - validUntil >= 0) {
@@ -183,7 +189,11 @@ final class Validity implements LeaseEvidence {
         LockLostException exception;
         Consumer<LockLostException> callback;
         synchronized (this) {
-            if (closed || lost != null) {
+            if (lost != null) {
+                lostFuture.complete(lost);
+                return;
+            }
+            if (closed) {
                 return;
             }
             exception = new LockLostException(lockName, "lock '" + lockName + "' (" + where + ") lost: " + reason, cause);

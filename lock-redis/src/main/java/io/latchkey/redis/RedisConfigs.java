@@ -4,6 +4,17 @@ import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.LockUri;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -11,6 +22,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
+import javax.net.ssl.TrustManagerFactory;
 import org.redisson.client.RedisAuthRequiredException;
 import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisNodeNotFoundException;
@@ -30,6 +42,7 @@ final class RedisConfigs {
 
     static final String NAT_MAP = "natMap";
     static final String CHECK_SYNCED_REPLICAS = "checkLockSyncedSlaves";
+    static final String SSL_TRUSTSTORE = "sslTruststore";
 
     private RedisConfigs() {
     }
@@ -97,6 +110,14 @@ final class RedisConfigs {
                 throw new IllegalArgumentException("the Redis backend does not serve scheme '" + uri.scheme()
                         + "' of lock URI '" + uri.redacted() + "'; use redis://, rediss:// or redis-sentinel://");
         }
+        String truststore = options.backendOption(SSL_TRUSTSTORE, null);
+        if (truststore != null) {
+            if (!uri.scheme().equals("rediss")) {
+                throw new IllegalArgumentException("option '" + SSL_TRUSTSTORE + "' in lock URI '" + uri.redacted()
+                        + "' applies to rediss:// only");
+            }
+            trust(servers, truststore, uri);
+        }
         if (options.username() != null) {
             config.setUsername(options.username());
         }
@@ -108,6 +129,44 @@ final class RedisConfigs {
                 .setRetryAttempts(1)
                 .setClientName("latchkey");
         return config;
+    }
+
+    /**
+     * Trusts the certificates of a PEM file (such as the {@code ca.crt} a Redis server's certificate was
+     * signed with), or a PKCS12 or JKS truststore without password given as a file path or URL.
+     */
+    private static void trust(BaseConfig<?> servers, String value, LockUri uri) {
+        String option = "option '" + SSL_TRUSTSTORE + "' in lock URI '" + uri.redacted() + "'";
+        String rule = " must be a PEM file of CA certificates, or the file path or URL of a PKCS12 or JKS"
+                + " truststore without password: '" + value + "'";
+        try {
+            boolean url = value.matches("[A-Za-z][A-Za-z0-9+.-]+:.*") && !value.matches("[A-Za-z]:[\\\\/].*");
+            if (url && !value.startsWith("file:")) {
+                servers.setSslTruststore(new URL(value)); // classpath:, http: and the like: read by Redisson
+                return;
+            }
+            Path path = url ? Path.of(java.net.URI.create(value)) : Path.of(value);
+            if (!Files.isReadable(path)) {
+                throw new IllegalArgumentException(option + " names the file '" + value
+                        + "', which does not exist or cannot be read");
+            }
+            byte[] content = Files.readAllBytes(path);
+            if (!new String(content, StandardCharsets.US_ASCII).contains("-----BEGIN CERTIFICATE-----")) {
+                servers.setSslTruststore(path.toUri().toURL());
+                return;
+            }
+            KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+            store.load(null, null);
+            int n = 0;
+            for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(new ByteArrayInputStream(content))) {
+                store.setCertificateEntry("ca-" + n++, c);
+            }
+            TrustManagerFactory factory = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            factory.init(store);
+            servers.setSslTrustManagerFactory(factory);
+        } catch (IOException | GeneralSecurityException | InvalidPathException e) {
+            throw new IllegalArgumentException(option + rule + " (" + e.getMessage() + ")", e);
+        }
     }
 
     private static int database(String path, LockUri uri) {
@@ -179,6 +238,11 @@ final class RedisConfigs {
             return new LockException(lockName, "authentication failed " + action + " (" + where + "): " + e.getMessage()
                     + "; check the user name and password of the lock URI or options", e);
         }
+        Throwable tls = cause(e, javax.net.ssl.SSLException.class);
+        if (tls != null) {
+            return new LockException(lockName, "TLS handshake failed " + action + " (" + where + "): " + tls.getMessage()
+                    + "; check that the server's certificate is trusted (option sslTruststore) and names the host", e);
+        }
         if (e instanceof RedisConnectionException || e instanceof RedisTimeoutException
                 || e instanceof RedisNodeNotFoundException || e instanceof TimeoutException
                 || e instanceof java.io.IOException) {
@@ -186,6 +250,16 @@ final class RedisConfigs {
                     + e.getMessage() + "; check that the server is up and reachable, or raise the timeout option", e);
         }
         return new LockException(lockName, "Redis failed " + action + " (" + where + "): " + e, e);
+    }
+
+    private static Throwable cause(Throwable failure, Class<? extends Throwable> type) {
+        int depth = 0;
+        for (Throwable t = failure; t != null && depth < 20; t = t.getCause(), depth++) {
+            if (type.isInstance(t)) {
+                return t;
+            }
+        }
+        return null;
     }
 
     static boolean isAuthFailure(Throwable failure) {

@@ -32,8 +32,9 @@ import org.slf4j.LoggerFactory;
  * owner id rather than by a thread, with ownership confirmed by this class at the watchdog's cadence.
  *
  * <p>Thread-safe. Redisson renews the key silently and stops renewing just as silently when it finds
- * the key gone; so every {@code lease / 3} this backend asks the server whether the key still holds
- * the grant's owner id and how long it lives ({@code PTTL}), and reports that as evidence.
+ * the key gone; so every {@code (lease - safetyMargin) / 3} this backend asks the server whether the
+ * key still holds the grant's owner id, extends it like the watchdog, reads how long it lives
+ * ({@code PTTL}), and reports that as evidence.
  */
 final class RedisLockBackend implements LockBackend {
 
@@ -49,23 +50,32 @@ final class RedisLockBackend implements LockBackend {
     private static final AtomicLong OWNERS = new AtomicLong();
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
-    /** The key's remaining life in ms if it still holds the owner's field, else -3. */
+    /**
+     * If the key still holds the owner's field: extends it to the lease, as the watchdog does, and
+     * returns its remaining life in ms. Else -3. Extending here too means a confirmation always reports
+     * close to a full lease, whatever the phase between these checks and the watchdog's renewals.
+     */
     private static final String CHECK = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then "
-            + "return redis.call('pttl', KEYS[1]) end; return -3";
+            + "redis.call('pexpire', KEYS[1], ARGV[2]); return redis.call('pttl', KEYS[1]) end; return -3";
 
     private final RedissonClient redisson;
     private final boolean ownsClient;
     private final String prefix;
     private final Duration timeout;
     private final long leaseMillis;
+    private final long checkPeriodMillis;
     private final ScheduledThreadPoolExecutor checker;
 
-    RedisLockBackend(RedissonClient redisson, boolean ownsClient, String namespace, Duration timeout) {
+    RedisLockBackend(RedissonClient redisson, boolean ownsClient, String namespace, Duration timeout,
+            Duration safetyMargin) {
         this.redisson = redisson;
         this.ownsClient = ownsClient;
         this.prefix = (namespace == null ? DEFAULT_NAMESPACE : namespace) + ":";
         this.timeout = timeout;
         this.leaseMillis = redisson.getConfig().getLockWatchdogTimeout();
+        // A confirmation keeps the lease valid for (lease - safetyMargin); three checks fit in that, so
+        // one or two lost answers do not end a healthy lease. Never slower than the watchdog's lease / 3.
+        this.checkPeriodMillis = Math.max(1, Math.min(leaseMillis, leaseMillis - safetyMargin.toMillis()) / 3);
         this.checker = new ScheduledThreadPoolExecutor(1,
                 Threads.daemon("latchkey-redis-" + INSTANCES.incrementAndGet() + "-check"));
         this.checker.setRemoveOnCancelPolicy(true);
@@ -91,10 +101,12 @@ final class RedisLockBackend implements LockBackend {
         RedissonFencedLock lock = fencedLock(key);
         long owner = OWNERS.decrementAndGet();
         long waitMillis = TimeUnit.NANOSECONDS.toMillis(Deadlines.remaining(deadlineNanos));
+        // The caller's bound: the wait plus one timeout, for the acquire and its confirmation together.
+        long end = System.nanoTime() + Deadlines.remaining(deadlineNanos) + timeout.toNanos();
         RFuture<Long> pending = lock.tryLockAndGetTokenAsync(waitMillis, -1, TimeUnit.MILLISECONDS, owner);
         Long token;
         try {
-            token = pending.get(Deadlines.remaining(deadlineNanos) + timeout.toNanos(), TimeUnit.NANOSECONDS);
+            token = pending.get(Deadlines.remaining(end), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             abandon(lock, pending, owner);
             throw e;
@@ -112,9 +124,12 @@ final class RedisLockBackend implements LockBackend {
             return null;
         }
         long sentAt = System.nanoTime();
+        // The confirmation shares the caller's bound with the acquire, but gets at least a quarter of the
+        // timeout, so that a grant that came in late is not thrown away for want of time.
+        long checkBound = Math.max(Deadlines.remaining(end), timeout.toNanos() / 4);
         Long ttl;
         try {
-            ttl = check(key, owner).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            ttl = check(key, owner).get(Math.min(checkBound, timeout.toNanos()), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             lock.unlockAsync(owner);
             throw e;
@@ -131,8 +146,8 @@ final class RedisLockBackend implements LockBackend {
         }
         evidence.confirmed(sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
         RedisLease lease = new RedisLease(lockName, key, lock, owner, token, evidence);
-        long period = Math.max(1, leaseMillis / 3);
-        lease.task = checker.scheduleWithFixedDelay(lease::check, period, period, TimeUnit.MILLISECONDS);
+        lease.task = checker.scheduleWithFixedDelay(lease::check, checkPeriodMillis, checkPeriodMillis,
+                TimeUnit.MILLISECONDS);
         log.debug("lock '{}' ({}) acquired with token {}", lockName, describe(lockName), token);
         return lease;
     }
@@ -160,7 +175,7 @@ final class RedisLockBackend implements LockBackend {
     private CompletableFuture<Long> check(String key, long owner) {
         RScript script = redisson.getScript(LongCodec.INSTANCE);
         RFuture<Long> f = script.evalAsync(key, RScript.Mode.READ_WRITE, CHECK, RScript.ReturnType.LONG,
-                List.of(key), redisson.getId() + ":" + owner);
+                List.of(key), redisson.getId() + ":" + owner, leaseMillis);
         return f.toCompletableFuture();
     }
 

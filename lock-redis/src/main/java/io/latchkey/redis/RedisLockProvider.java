@@ -21,7 +21,9 @@ import org.slf4j.LoggerFactory;
  * {@link RedissonClient}.
  *
  * <p>URIs: {@code redis://[user:password@]host[:6379][/database]},
- * {@code rediss://...} likewise over TLS (trusting the JVM's default trust store), and
+ * {@code rediss://...} likewise over TLS (trusting the JVM's default trust store, or what the
+ * {@code sslTruststore} option names: a PEM file of CA certificates, or a PKCS12 or JKS truststore
+ * without password as a file path or URL), and
  * {@code redis-sentinel://[user:password@]host1[:26379],host2[:26379]/masterName[/database]}, where the
  * credentials are those of the Redis nodes. Besides the shared options ({@code lease},
  * {@code safetyMargin}, {@code timeout}, {@code namespace}, which is the key prefix, {@code latchkey} by
@@ -62,7 +64,8 @@ public final class RedisLockProvider implements LockProviderFactory {
             log.info("lock client on an application's Redisson client: the lease is its lockWatchdogTimeout ({} ms),"
                     + " not the lease option ({})", watchdog, options.lease());
         }
-        RedisLockBackend backend = new RedisLockBackend(redisson, false, options.namespace(), options.timeout());
+        RedisLockBackend backend = new RedisLockBackend(redisson, false, options.namespace(), options.timeout(),
+                options.safetyMargin());
         return LockClients.of("redis", backend, options.toBuilder().lease(backend.lease()).build());
     }
 
@@ -80,7 +83,7 @@ public final class RedisLockProvider implements LockProviderFactory {
 
     @Override
     public Set<String> backendOptions() {
-        return Set.of(RedisConfigs.CHECK_SYNCED_REPLICAS, RedisConfigs.NAT_MAP);
+        return Set.of(RedisConfigs.CHECK_SYNCED_REPLICAS, RedisConfigs.NAT_MAP, RedisConfigs.SSL_TRUSTSTORE);
     }
 
     @Override
@@ -97,7 +100,7 @@ public final class RedisLockProvider implements LockProviderFactory {
         } catch (RuntimeException e) {
             throw RedisConfigs.translate(null, uri.redacted(), "while connecting", e);
         }
-        return new RedisLockBackend(redisson, true, options.namespace(), options.timeout());
+        return new RedisLockBackend(redisson, true, options.namespace(), options.timeout(), options.safetyMargin());
     }
 
     @Override

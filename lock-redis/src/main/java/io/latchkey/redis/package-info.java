@@ -1,4 +1,51 @@
 /**
- * The redis backend of Latchkey.
+ * The Redis backend of Latchkey, on Redisson's fenced lock ({@code RFencedLock}) and its watchdog.
+ *
+ * <p>Connect with {@code redis://[user:password@]host[:6379][/database]}, {@code rediss://...} (TLS) or
+ * {@code redis-sentinel://[user:password@]host1[:26379],host2[:26379]/masterName[/database]}, or hand
+ * an existing {@code RedissonClient} to {@link io.latchkey.redis.RedisLockProvider#client}. Options and
+ * their defaults are listed on {@link io.latchkey.redis.RedisLockProvider}.
+ *
+ * <h2>How a lock is kept</h2>
+ * A lock named {@code n} is the hash key {@code <namespace>:n} (namespace {@code latchkey} by default),
+ * whose only field names the owner: Redisson's client id plus an owner id taken per grant, not the
+ * calling thread, so any thread may close a lease. The acquire script increments the counter
+ * {@code redisson_lock_token:{<namespace>:n}}, which never expires, and returns it as the fencing
+ * token; so tokens rise with every grant of the name, whatever happened to the lock key. Redisson's
+ * watchdog resets the key's time to live to the {@code lease} every {@code lease / 3}. The watchdog
+ * says nothing when a renewal fails or finds the key gone, so this backend checks, every
+ * {@code (lease - safetyMargin) / 3} at most, that the key still holds its owner, extends it as the
+ * watchdog does and reads how long it lives ({@code PTTL}), and reports that to the shared layer: the
+ * lease stays valid until {@code sentAt + PTTL - safetyMargin}, where {@code sentAt} precedes the
+ * check, and is signalled lost at once when the key no longer names its owner. Redis errors during a check are
+ * silence, never a confirmation: the deadline then runs out on its own.
+ *
+ * <h2>What Redis with replicas cannot guarantee</h2>
+ * Redis replicates asynchronously, and sentinels promote a replica without asking whether it received
+ * the latest writes. By default ({@code checkLockSyncedSlaves=true}) Redisson follows every acquire and
+ * watchdog renewal with {@code WAIT}; an acquire that no replica acknowledged fails and this backend
+ * undoes it. That narrows the gap but does not close it: {@code WAIT} does not make a write durable;
+ * with several replicas, one that did not acknowledge may be the one promoted; a replica may hold an
+ * older expiry than the primary whose {@code PTTL} the holder's deadline came from, so the promoted
+ * copy of the key can expire up to one renewal period early; and a failover slower than the lease lets
+ * the key expire. So after a failover the new primary may not know a lock the old one granted, and
+ * grant it again while the first holder still believes it holds it: unlike ZooKeeper or etcd, Redis
+ * cannot promise that no two leases are valid at once across a failover. Two things cover this.
+ * The loss signal: the first holder's next ownership check (within {@code (lease - safetyMargin) / 3}
+ * of the new primary serving) finds its owner gone and completes {@link io.latchkey.Lease#lost()}; if
+ * no check gets through, its validity deadline passes no later than the old primary would have
+ * expired the key. That bounds the overlap; nothing can remove it, as a holder cannot learn of a loss
+ * faster than it reaches the server. The fencing token: the counter is incremented in the same script
+ * that grants the lock, and replicated with it, so a grant that survived into the new primary carries
+ * its counter along, and any grant the new primary makes gets a larger token than every grant it
+ * knows; a resource that rejects tokens lower than the highest it has seen refuses the stale holder's
+ * writes once the new holder wrote. What remains uncovered is a counter increment lost with the old
+ * primary although its grant was handed out (no {@code WAIT}, or the acknowledging replica was not
+ * the one promoted): a new grant can then repeat that token, and a resource that accepts equal tokens
+ * would take writes from both. Where that matters run one replica with {@code checkLockSyncedSlaves=true},
+ * or a single primary with an fsynced append-only file that restarts instead of failing over.
+ *
+ * <p>Sentinels report node addresses as they see them; clients behind NAT or outside a container
+ * network map them with the {@code natMap} option.
  */
 package io.latchkey.redis;

@@ -62,14 +62,19 @@ class RedisLockTest {
     }
 
     @Test
-    void the_watchdog_keeps_a_live_holder_and_its_confirmations_keep_the_lease_valid_past_the_lease() throws Exception {
-        try (LockClient client = client(); Lease lease = client.lock("watchdog").lock(Duration.ZERO)) {
+    void a_live_holder_stays_valid_far_past_the_lease_even_with_a_safety_margin_of_two_thirds_of_it() throws Exception {
+        LockOptions wide = options().toBuilder().safetyMargin(LEASE.multipliedBy(2).dividedBy(3)).build();
+        try (LockClient client = LockClient.connect(URI.create(server.uri(server.endpoints())), wide);
+             Lease lease = client.lock("watchdog").lock(Duration.ZERO)) {
             long end = System.nanoTime() + LEASE.multipliedBy(3).toNanos();
             while (System.nanoTime() < end) {
                 assertThat(lease.isValid()).isTrue();
                 Thread.sleep(LEASE.toMillis() / 10); // sampling the lease over time, nothing to wait for
             }
             lease.ensureValid();
+            assertThat(lease.lost().toCompletableFuture()).isNotDone();
+            long pttl = Long.parseLong(server.cli(List.of(), "PTTL", "latchkey:watchdog"));
+            assertThat(pttl).as("the key's remaining life").isPositive().isLessThanOrEqualTo(LEASE.toMillis());
         }
     }
 

@@ -55,6 +55,8 @@ class RedisUriTest {
         "redis://h?natMap=10.0.0.1:6379=localhost:1 | applies to redis-sentinel:// only",
         "redis://h?checkLockSyncedSlaves=maybe   | must be true or false",
         "redis://h?readMode=SLAVE                | unknown option 'readMode'",
+        "redis://h?sslTruststore=file:/x.p12     | applies to rediss:// only",
+        "rediss://h?sslTruststore=no/such/file.p12 | 'no/such/file.p12', which does not exist",
     })
     void bad_redis_uris_are_refused_before_connecting_with_a_message_naming_the_fault(String uri, String message) {
         assertThatThrownBy(() -> LockClient.connect(uri)).isInstanceOf(IllegalArgumentException.class)
@@ -76,6 +78,6 @@ class RedisUriTest {
         assertThat(provider.defaultPort("redis")).isEqualTo(6379);
         assertThat(provider.defaultPort("rediss")).isEqualTo(6379);
         assertThat(provider.defaultPort("redis-sentinel")).isEqualTo(26379);
-        assertThat(provider.backendOptions()).containsExactlyInAnyOrder("natMap", "checkLockSyncedSlaves");
+        assertThat(provider.backendOptions()).containsExactlyInAnyOrder("natMap", "checkLockSyncedSlaves", "sslTruststore");
     }
 }

@@ -83,7 +83,7 @@ abstract class LockNameTests extends ContractGroup {
     @Test
     @DisplayName("255 characters outside the Basic Multilingual Plane are a valid name")
     void longestSupplementaryNameIsALock() throws Exception {
-        String longest = "\ud83d\udd12".repeat(250) + Long.toHexString(System.nanoTime() & 0xfffffL);
+        String longest = "\ud83d\udd12".repeat(250) + String.format("%05x", System.nanoTime() & 0xfffffL);
         String name = longest.substring(0, longest.offsetByCodePoints(0, 255));
 
         Lease lease = hold(client().lock(name));

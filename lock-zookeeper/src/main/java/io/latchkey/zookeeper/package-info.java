@@ -1,4 +1,12 @@
 /**
- * The zookeeper backend of Latchkey.
+ * The ZooKeeper backend of Latchkey, on Curator's {@code InterProcessMutex}: add
+ * {@code io.latchkey:lock-zookeeper} and connect with
+ * {@code zookeeper://[user:password@]host1:2181,host2:2181[/base/path][?lease=30s&timeout=5s&namespace=team]},
+ * or wrap the application's own Curator client with
+ * {@link io.latchkey.zookeeper.ZooKeeperLockProvider#client}. The shared options apply: {@code lease} is
+ * the session timeout, {@code timeout} the connection timeout and the bound on one round trip,
+ * {@code namespace} a prefix of the base path (default {@code /latchkey}), the URI's user and password
+ * the digest identity that owns the lock nodes. See {@link io.latchkey.zookeeper.ZooKeeperLockProvider}
+ * for the layout, the guarantees and their reasons.
  */
 package io.latchkey.zookeeper;

@@ -32,6 +32,9 @@ public final class RedisSentinelCluster implements LockServer {
     /** How long sentinels wait before they consider a silent primary down. */
     public static final Duration DOWN_AFTER = Duration.ofSeconds(1);
 
+    /** How long the sentinels give one failover attempt ({@code failover-timeout}). */
+    public static final Duration FAILOVER_TIMEOUT = Duration.ofSeconds(10);
+
     private static final int SENTINEL_PORT = 26379;
     private static final Duration STARTUP = Duration.ofSeconds(90);
 
@@ -70,7 +73,7 @@ public final class RedisSentinelCluster implements LockServer {
                 + "dir /data\n"
                 + "sentinel monitor " + MASTER_NAME + " " + primaryIp + " " + RedisServer.PORT + " 2\n"
                 + "sentinel down-after-milliseconds " + MASTER_NAME + " " + DOWN_AFTER.toMillis() + "\n"
-                + "sentinel failover-timeout " + MASTER_NAME + " 10000\n"
+                + "sentinel failover-timeout " + MASTER_NAME + " " + FAILOVER_TIMEOUT.toMillis() + "\n"
                 + "sentinel parallel-syncs " + MASTER_NAME + " 1\n";
         for (int i = 0; i < 3; i++) {
             GenericContainer<?> sentinel = new GenericContainer<>(RedisServer.image())

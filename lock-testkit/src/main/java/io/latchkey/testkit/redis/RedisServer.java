@@ -17,8 +17,9 @@ import org.testcontainers.images.builder.ImageFromDockerfile;
  *
  * <p>The server runs with an append-only file fsynced on every write, so a restart keeps every key,
  * fencing counters included. {@link #restart()} restarts the server process inside the running
- * container, which keeps the published port. Variants require a password ({@link #withPassword}) or
- * an ACL user with the default user disabled ({@link #withAclUser}).
+ * container, which keeps the published port. Variants require a password ({@link #withPassword}),
+ * an ACL user with the default user disabled ({@link #withAclUser}), or speak only TLS
+ * ({@link #withTls}).
  *
  * <p>Thread-safety: start and close from one thread; the accessors may be read from any thread.
  */
@@ -28,19 +29,33 @@ public final class RedisServer implements LockServer {
     public static final String IMAGE = "latchkey-test/redis:7.0";
 
     static final int PORT = 6379;
+    private static final String TLS_DIR = "/data/tls/";
     private static final String READY = "Ready to accept connections";
     private static final Duration STARTUP = Duration.ofSeconds(60);
 
     private final GenericContainer<?> container;
+    private final boolean tls;
 
-    private RedisServer(List<String> extraArgs) {
-        List<String> command = new ArrayList<>(List.of("latchkey-run", "redis-server", "--port", String.valueOf(PORT),
-                "--bind", "0.0.0.0", "--protected-mode", "no", "--dir", "/data",
-                "--appendonly", "yes", "--appendfsync", "always"));
+    private RedisServer(List<String> extraArgs, boolean tls) {
+        this.tls = tls;
+        List<String> command = new ArrayList<>(List.of("redis-server", "--bind", "0.0.0.0", "--protected-mode", "no",
+                "--dir", "/data", "--appendonly", "yes", "--appendfsync", "always"));
+        if (tls) {
+            command.addAll(List.of("--port", "0", "--tls-port", String.valueOf(PORT),
+                    "--tls-cert-file", TLS_DIR + "server.crt", "--tls-key-file", TLS_DIR + "server.key",
+                    "--tls-ca-cert-file", TLS_DIR + "ca.crt", "--tls-auth-clients", "no"));
+        } else {
+            command.addAll(List.of("--port", String.valueOf(PORT)));
+        }
         command.addAll(extraArgs);
+        String[] start = tls
+                ? new String[] {"sh", "-c", "latchkey-certs && exec latchkey-run \"$@\"", "redis"}
+                : new String[] {"latchkey-run"};
+        List<String> full = new ArrayList<>(List.of(start));
+        full.addAll(command);
         this.container = new GenericContainer<>(image())
                 .withExposedPorts(PORT)
-                .withCommand(command.toArray(String[]::new))
+                .withCommand(full.toArray(String[]::new))
                 .waitingFor(Wait.forLogMessage(".*" + READY + ".*\\n", 1).withStartupTimeout(STARTUP));
     }
 
@@ -62,9 +77,21 @@ public final class RedisServer implements LockServer {
         return start(List.of("--user", user, "on", ">" + password, "~*", "&*", "+@all", "--user", "default", "off"));
     }
 
+    /**
+     * Starts a server that speaks only TLS, with a certificate for {@code localhost} and
+     * {@code 127.0.0.1} from a certificate authority made up at start ({@link #caCertificatePem()}).
+     */
+    public static RedisServer withTls() {
+        return start(List.of(), true);
+    }
+
     private static RedisServer start(List<String> extraArgs) {
+        return start(extraArgs, false);
+    }
+
+    private static RedisServer start(List<String> extraArgs, boolean tls) {
         ServerImages.requireDocker();
-        RedisServer server = new RedisServer(extraArgs);
+        RedisServer server = new RedisServer(extraArgs, tls);
         try {
             server.container.start();
         } catch (RuntimeException e) {
@@ -79,6 +106,7 @@ public final class RedisServer implements LockServer {
         return new ImageFromDockerfile(IMAGE, false)
                 .withFileFromClasspath("Dockerfile", "io/latchkey/testkit/redis/Dockerfile")
                 .withFileFromClasspath("latchkey-run", "io/latchkey/testkit/redis/latchkey-run")
+                .withFileFromClasspath("latchkey-certs", "io/latchkey/testkit/redis/latchkey-certs")
                 .withBuildArg("BASE", ServerImages.baseImage());
     }
 
@@ -87,11 +115,20 @@ public final class RedisServer implements LockServer {
         return List.of(InetSocketAddress.createUnresolved(container.getHost(), container.getMappedPort(PORT)));
     }
 
-    /** {@code redis://host:port}, without credentials: tests pass them in the options. */
+    /** {@code redis://host:port} ({@code rediss://} with TLS), without credentials: tests pass them in the options. */
     @Override
     public String uri(List<InetSocketAddress> endpoints) {
         InetSocketAddress a = endpoints.get(0);
-        return "redis://" + a.getHostString() + ":" + a.getPort();
+        return (tls ? "rediss://" : "redis://") + a.getHostString() + ":" + a.getPort();
+    }
+
+    /** The PEM certificate of the authority that signed a TLS server's certificate. */
+    public String caCertificatePem() {
+        if (!tls) {
+            throw new IllegalStateException("this Redis server does not use TLS; start it with withTls()");
+        }
+        return container.copyFileFromContainer(TLS_DIR + "ca.crt",
+                in -> new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII));
     }
 
     @Override
@@ -115,6 +152,9 @@ public final class RedisServer implements LockServer {
      */
     public String cli(List<String> cliAuth, String... args) {
         List<String> command = new ArrayList<>(List.of("redis-cli", "--no-auth-warning", "-p", String.valueOf(PORT)));
+        if (tls) {
+            command.addAll(List.of("--tls", "--cacert", TLS_DIR + "ca.crt"));
+        }
         command.addAll(cliAuth);
         command.addAll(List.of(args));
         try {
@@ -143,7 +183,7 @@ public final class RedisServer implements LockServer {
     static void restartProcess(GenericContainer<?> container, String ready) {
         int before = count(container.getLogs(), ready);
         try {
-            var result = container.execInContainer("sh", "-c", "kill -TERM $(cat /tmp/latchkey-server.pid)");
+            var result = container.execInContainer("sh", "-c", "kill -TERM $(cat /run/latchkey-server.pid)");
             if (result.getExitCode() != 0) {
                 throw new IllegalStateException("could not stop the server process in " + container.getContainerName()
                         + ": " + result.getStderr());

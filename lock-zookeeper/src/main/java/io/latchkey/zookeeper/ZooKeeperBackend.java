@@ -1,0 +1,268 @@
+package io.latchkey.zookeeper;
+
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockException;
+import io.latchkey.internal.Deadlines;
+import io.latchkey.internal.Threads;
+import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.LockBackend;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.PredicateResults;
+import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.ACL;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The ZooKeeper {@link LockBackend}: Curator's {@link InterProcessMutex} under one base path, one
+ * child path per lock name. Thread-safe.
+ *
+ * <p>Each acquire runs a fresh mutex on a worker thread of this backend while the caller waits at
+ * most its deadline plus the {@code timeout} option, so a Curator call stuck on a dead server never
+ * holds the caller longer; a worker that wins the lock after the caller gave up deletes its node at
+ * once. The mutex's node path goes to a {@link ZooKeeperLease}, which releases by deleting that node;
+ * see {@link ZooKeeperLockProvider} for why that is sound.
+ */
+final class ZooKeeperBackend implements LockBackend {
+
+    private static final Logger log = LoggerFactory.getLogger(ZooKeeperBackend.class);
+    private static final AtomicInteger BACKENDS = new AtomicInteger();
+
+    final CuratorFramework client;
+    final String basePath;
+    final List<ACL> acl;
+    final Duration timeout;
+    final ScheduledExecutorService renewer;
+    private final boolean ownsClient;
+    private final ExecutorService acquirers;
+    private final Set<ZooKeeperLease> leases = ConcurrentHashMap.newKeySet();
+    private final ConnectionStateListener listener = this::stateChanged;
+    /** How often a waiter of this backend read the lock's children: once per wake-up; for the herd test. */
+    final LongAdder childrenReads = new LongAdder();
+
+    ZooKeeperBackend(CuratorFramework client, boolean ownsClient, String basePath, List<ACL> acl, Duration timeout) {
+        this.client = client;
+        this.ownsClient = ownsClient;
+        this.basePath = basePath;
+        this.acl = List.copyOf(acl);
+        this.timeout = timeout;
+        int id = BACKENDS.incrementAndGet();
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1,
+                Threads.daemon("latchkey-zookeeper-" + id + "-renewal"));
+        timer.setRemoveOnCancelPolicy(true);
+        this.renewer = timer;
+        this.acquirers = Executors.newCachedThreadPool(Threads.daemon("latchkey-zookeeper-" + id + "-acquire"));
+        client.getConnectionStateListenable().addListener(listener);
+    }
+
+    @Override
+    public String describe(String lockName) {
+        return "zookeeper path '" + lockPath(lockName) + "'";
+    }
+
+    String lockPath(String lockName) {
+        return basePath + "/" + LockPaths.nodeName(lockName);
+    }
+
+    @Override
+    public BackendLease acquire(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException {
+        Attempt attempt = new Attempt(lockName, lockPath(lockName), deadlineNanos);
+        Future<?> task;
+        try {
+            task = acquirers.submit(attempt::run);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            throw new IllegalStateException("zookeeper lock backend is closed; lock '" + lockName + "' was not acquired", e);
+        }
+        String node;
+        try {
+            node = attempt.await(deadlineNanos + timeout.toNanos());
+        } finally {
+            if (attempt.abandoned()) {
+                task.cancel(true);
+            }
+        }
+        if (node == null) {
+            return null;
+        }
+        ZooKeeperLease lease = new ZooKeeperLease(this, lockName, node, evidence);
+        leases.add(lease);
+        try {
+            lease.start();
+        } catch (RuntimeException | InterruptedException e) {
+            lease.releaseQuietly();
+            throw e;
+        }
+        return lease;
+    }
+
+    void forget(ZooKeeperLease lease) {
+        leases.remove(lease);
+    }
+
+    private void stateChanged(CuratorFramework c, ConnectionState state) {
+        if (state == ConnectionState.SUSPENDED && !leases.isEmpty()) {
+            log.warn("connection to zookeeper suspended; locks {} under {} stay valid at most until their validity"
+                    + " deadline unless the connection comes back", leases.stream().map(l -> "'" + l.lockName() + "'")
+                    .sorted().collect(java.util.stream.Collectors.joining(", ")), basePath);
+        }
+        for (ZooKeeperLease lease : leases) {
+            lease.connectionStateChanged(state);
+        }
+    }
+
+    /** Maps a failure of a ZooKeeper call about a lock to the exception the caller gets. */
+    LockException failure(String lockName, String doing, Throwable e) {
+        String where = describe(lockName);
+        if (e instanceof KeeperException.NoAuthException) {
+            return new LockException(lockName, "not allowed to " + doing + " lock '" + lockName + "' (" + where + "):"
+                    + " the base path '" + basePath + "' is protected by an ACL; connect with the username and password"
+                    + " that own it (zookeeper://user:password@host:2181" + basePath + ")", e);
+        }
+        if (e instanceof KeeperException.ConnectionLossException || e instanceof KeeperException.SessionExpiredException
+                || e instanceof KeeperException.OperationTimeoutException
+                || e instanceof KeeperException.SessionMovedException) {
+            return new LockBackendUnavailableException(lockName, "could not " + doing + " lock '" + lockName + "' ("
+                    + where + "): zookeeper is not reachable (" + e + "); check that the ensemble is up and reachable", e);
+        }
+        return new LockException(lockName, "could not " + doing + " lock '" + lockName + "' (" + where + "): " + e, e);
+    }
+
+    @Override
+    public void close() {
+        client.getConnectionStateListenable().removeListener(listener);
+        acquirers.shutdownNow();
+        renewer.shutdownNow();
+        try {
+            acquirers.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            renewer.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (ownsClient) {
+            client.close();
+        }
+    }
+
+    /**
+     * One acquisition, run on a worker thread; the caller waits for its outcome in {@link #await} and may
+     * give up, after which a won lock is released at once.
+     */
+    private final class Attempt {
+        private final String lockName;
+        private final String lockPath;
+        private final long deadlineNanos;
+        private boolean done; // guarded by this
+        private boolean abandoned; // guarded by this
+        private String node; // guarded by this
+        private Throwable error; // guarded by this
+
+        Attempt(String lockName, String lockPath, long deadlineNanos) {
+            this.lockName = lockName;
+            this.lockPath = lockPath;
+            this.deadlineNanos = deadlineNanos;
+        }
+
+        void run() {
+            Driver driver = new Driver(lockName);
+            InterProcessMutex mutex = new InterProcessMutex(client, lockPath, driver);
+            String won = null;
+            Throwable failed = null;
+            try {
+                long waitMillis = TimeUnit.NANOSECONDS.toMillis(Deadlines.remaining(deadlineNanos));
+                if (mutex.acquire(waitMillis, TimeUnit.MILLISECONDS)) {
+                    won = driver.ourPath;
+                }
+            } catch (Exception e) {
+                failed = e;
+            }
+            synchronized (this) {
+                if (!abandoned) {
+                    node = won;
+                    error = failed;
+                    done = true;
+                    notifyAll();
+                    return;
+                }
+            }
+            if (won != null) {
+                // the caller has gone: nobody will ever release this grant
+                log.info("lock '{}' was granted after the caller stopped waiting; releasing {}", lockName, won);
+                ZooKeeperLease.deleteInBackground(client, won, lockName);
+            }
+        }
+
+        synchronized String await(long limitNanos) throws InterruptedException {
+            try {
+                while (!done) {
+                    long left = limitNanos - System.nanoTime();
+                    if (left <= 0) {
+                        abandoned = true;
+                        throw new LockBackendUnavailableException(lockName, "zookeeper did not answer for lock '" + lockName
+                                + "' (" + describe(lockName) + ") within the wait plus the timeout option (" + timeout
+                                + "); check that the ensemble is up and reachable, or raise the timeout option", null);
+                    }
+                    TimeUnit.NANOSECONDS.timedWait(this, left);
+                }
+            } catch (InterruptedException e) {
+                abandoned = true;
+                throw e;
+            }
+            if (error != null) {
+                throw failure(lockName, "acquire", error);
+            }
+            return node;
+        }
+
+        synchronized boolean abandoned() {
+            return abandoned;
+        }
+    }
+
+    /**
+     * Curator's standard driver with the lock node created under this backend's ACL, holding the lock
+     * name as data (node names are encoded), and its path remembered; it counts the wake-ups.
+     */
+    private final class Driver extends StandardLockInternalsDriver {
+        private final byte[] data;
+        volatile String ourPath;
+
+        Driver(String lockName) {
+            this.data = lockName.getBytes(StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public String createsTheLock(CuratorFramework c, String path, byte[] lockNodeBytes) throws Exception {
+            // container parents: the server deletes a lock name's node once its last lock node is gone
+            String created = c.create().creatingParentContainersIfNeeded().withProtection()
+                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).withACL(acl, true).forPath(path, data);
+            ourPath = created;
+            return created;
+        }
+
+        @Override
+        public PredicateResults getsTheLock(CuratorFramework c, List<String> children, String sequenceNodeName,
+                int maxLeases) throws Exception {
+            childrenReads.increment(); // called once per getChildren, i.e. once per wake-up of this waiter
+            return super.getsTheLock(c, children, sequenceNodeName, maxLeases);
+        }
+    }
+}

@@ -1,0 +1,255 @@
+package io.latchkey.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.latchkey.Lease;
+import io.latchkey.LockClient;
+import io.latchkey.LockException;
+import io.latchkey.LockOptions;
+import io.latchkey.spi.LockClients;
+import io.latchkey.spi.LockUri;
+import io.latchkey.testkit.ServerImages;
+import io.latchkey.testkit.zookeeper.ZooKeeperServer;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** What is particular to ZooKeeper: node layout and cleanup, no herd on release, ACLs, the own-client factory. */
+class ZooKeeperBackendTest {
+
+    private static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(6)).build();
+    private static final Duration PATIENT = OPTIONS.lease().multipliedBy(4);
+    private static ZooKeeperServer server;
+    private static CuratorFramework raw;
+    private final List<AutoCloseable> closeAfter = new ArrayList<>();
+
+    @BeforeAll
+    static void startServer() {
+        ServerImages.requireDocker();
+        server = ZooKeeperServer.start();
+        raw = ZooKeeperTestSupport.rawClient(server.connectString());
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (raw != null) {
+            raw.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @AfterEach
+    void closeClients() throws Exception {
+        for (int i = closeAfter.size() - 1; i >= 0; i--) {
+            closeAfter.get(i).close();
+        }
+    }
+
+    private LockClient client(String userInfoAndPath) {
+        InetSocketAddress a = server.endpoints().get(0);
+        String uri = "zookeeper://" + userInfoAndPath.replace("HOST", a.getHostString() + ":" + a.getPort());
+        LockClient c = LockClient.connect(URI.create(uri), OPTIONS);
+        closeAfter.add(c);
+        return c;
+    }
+
+    @Test
+    @DisplayName("a held lock is an ephemeral node under a container node named by the encoded lock name;"
+            + " after release both disappear")
+    void releasedLockLeavesNoNodes() throws Exception {
+        String name = "report:nightly/" + System.nanoTime();
+        String lockPath = "/cleanup/" + LockPaths.nodeName(name);
+        LockClient client = client("HOST/cleanup");
+        Lease lease = client.lock(name).lock(PATIENT);
+
+        Stat container = raw.checkExists().forPath(lockPath);
+        assertThat(container).as("the lock name's node %s", lockPath).isNotNull();
+        // the server hides a container's marker from clients (ephemeralOwner 0): its deletion below shows it
+        List<String> children = raw.getChildren().forPath(lockPath);
+        assertThat(children).hasSize(1);
+        Stat node = raw.checkExists().forPath(lockPath + "/" + children.get(0));
+        assertThat(node.getEphemeralOwner()).as("the lock node's owner session").isNotZero();
+        assertThat(lease.fencingToken()).as("the fencing token is the lock node's czxid").isEqualTo(node.getCzxid());
+
+        lease.close();
+
+        Awaitility.await("the released lock's container node to be deleted")
+                .atMost(ZooKeeperTestSupport.containerReapBound(OPTIONS.timeout())).pollInterval(Duration.ofMillis(100))
+                .untilAsserted(() -> assertThat(raw.checkExists().forPath(lockPath)).isNull());
+        assertThat(raw.checkExists().forPath("/cleanup")).as("the base path stays").isNotNull();
+        try (Lease again = client.lock(name).lock(PATIENT)) {
+            assertThat(again.fencingToken()).as("a token after the container was deleted").isGreaterThan(lease.fencingToken());
+        }
+    }
+
+    @Test
+    @DisplayName("a lock node deleted behind the holder's back ends its lease at once: lost() completes")
+    void deletedLockNodeIsSignalled() throws Exception {
+        String name = "deleted-" + System.nanoTime();
+        String lockPath = LockPaths.DEFAULT_BASE + "/" + LockPaths.nodeName(name);
+        LockClient client = client("HOST");
+        Lease lease = client.lock(name).lock(PATIENT);
+        String node = lockPath + "/" + raw.getChildren().forPath(lockPath).get(0);
+
+        raw.delete().forPath(node);
+
+        LockException lost = lease.lost().toCompletableFuture().get(OPTIONS.timeout().toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(lost).hasMessageContaining(node).hasMessageContaining("deleted");
+        assertThat(lease.isValid()).isFalse();
+        lease.close();
+        try (Lease next = client("HOST").lock(name).lock(PATIENT)) {
+            assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+        }
+    }
+
+    @Test
+    @DisplayName("herd: with 20 waiters in 20 clients, each release wakes only the next waiter, in FIFO order")
+    void releaseWakesOnlyTheNextWaiter() throws Exception {
+        int waiters = 20;
+        String name = "herd-" + System.nanoTime();
+        String lockPath = LockPaths.DEFAULT_BASE + "/" + LockPaths.nodeName(name);
+        LockClient holderClient = client("HOST");
+        Lease current = holderClient.lock(name).lock(PATIENT);
+
+        List<ZooKeeperBackend> backends = new ArrayList<>();
+        List<CompletableFuture<Optional<Lease>>> grants = new ArrayList<>();
+        for (int i = 0; i < waiters; i++) {
+            ZooKeeperBackend backend = (ZooKeeperBackend) new ZooKeeperLockProvider().connect(lockUri(), OPTIONS);
+            LockClient c = LockClients.of("zookeeper", backend, OPTIONS);
+            closeAfter.add(c);
+            backends.add(backend);
+            grants.add(c.lock(name).tryLockAsync(PATIENT.multipliedBy(2)));
+            int queued = i + 2;
+            // one waiter at a time, so that arrival order is known
+            Awaitility.await("waiter " + i + " to queue").atMost(PATIENT).pollInterval(Duration.ofMillis(20))
+                    .until(() -> raw.getChildren().forPath(lockPath).size() == queued && backend.childrenReads.sum() == 1);
+        }
+
+        for (int k = 0; k < waiters; k++) {
+            for (int j = k; j < waiters; j++) {
+                assertThat(backends.get(j).childrenReads.sum()).as("children reads of waiter %d before release %d", j, k)
+                        .isEqualTo(1);
+                assertThat(grants.get(j)).as("waiter %d before release %d", j, k).isNotDone();
+            }
+            current.close();
+            Optional<Lease> next = grants.get(k).get(PATIENT.toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(next).as("waiter %d after release %d", k, k).isPresent();
+            current = next.get();
+            assertThat(backends.get(k).childrenReads.sum()).as("children reads of the woken waiter %d", k).isEqualTo(2);
+        }
+        current.close();
+        for (int j = 0; j < waiters; j++) {
+            assertThat(backends.get(j).childrenReads.sum()).as("children reads of waiter %d in all", j).isEqualTo(2);
+        }
+    }
+
+    @Test
+    @DisplayName("with credentials, lock nodes get a digest ACL: a client without them can neither create nor delete"
+            + " lock nodes, and the library tells it so")
+    void clientWithoutCredentialsIsRefused() throws Exception {
+        String name = "secret:" + System.nanoTime();
+        String lockPath = "/secured/" + LockPaths.nodeName(name);
+        LockClient owner = client("alice:s3cret@HOST/secured");
+        Lease lease = owner.lock(name).lock(PATIENT);
+        String node;
+        try (CuratorFramework alice = ZooKeeperTestSupport.rawClient(server.connectString(), "alice:s3cret")) {
+            node = lockPath + "/" + alice.getChildren().forPath(lockPath).get(0);
+        }
+
+        assertThatThrownBy(() -> raw.delete().forPath(node)).as("delete of the lock node without credentials")
+                .isInstanceOf(KeeperException.NoAuthException.class);
+        assertThatThrownBy(() -> raw.create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(lockPath + "/x-lock-"))
+                .as("a lock node created without credentials").isInstanceOf(KeeperException.NoAuthException.class);
+        assertThatThrownBy(() -> raw.create().forPath("/secured/other"))
+                .as("a lock name's node created without credentials").isInstanceOf(KeeperException.NoAuthException.class);
+
+        InetSocketAddress a = server.endpoints().get(0);
+        for (String intruder : List.of("", "alice:wrong@")) {
+            String uri = "zookeeper://" + intruder + a.getHostString() + ":" + a.getPort() + "/secured";
+            assertThatThrownBy(() -> client(intruder + "HOST/secured")).as("connecting with %s", uri)
+                    .isInstanceOf(LockException.class)
+                    .hasMessageContaining("not allowed to use the zookeeper base path '/secured'")
+                    .hasMessageContaining("username and password");
+        }
+        // a client that was let in before the base path was protected meets the ACL at the lock itself
+        String open = "open-then-closed-" + System.nanoTime();
+        LockClient early = client("HOST/" + open);
+        raw.setACL().withACL(ZooKeeperLockProvider.acl(LockOptions.builder().credentials("alice", "s3cret").build()))
+                .forPath("/" + open);
+        assertThatThrownBy(() -> early.lock(name).tryLock(PATIENT)).as("tryLock under a base path protected meanwhile")
+                .isInstanceOf(LockException.class)
+                .hasMessageContaining("not allowed to acquire lock '" + name + "'")
+                .hasMessageContaining("/" + open + "/" + LockPaths.nodeName(name))
+                .hasMessageContaining("username and password");
+        assertThat(lease.isValid()).as("the owner's lease after the refused attempts").isTrue();
+
+        LockClient colleague = client("alice:s3cret@HOST/secured");
+        CompletableFuture<Optional<Lease>> waiting = colleague.lock(name).tryLockAsync(PATIENT);
+        lease.close();
+        Optional<Lease> next = waiting.get(PATIENT.toMillis() * 2, TimeUnit.MILLISECONDS);
+        assertThat(next).as("a client with the credentials after the owner released").isPresent();
+        next.get().close();
+    }
+
+    @Test
+    @DisplayName("the URI's path and the namespace option place the lock nodes, and the lease option is the session timeout")
+    void uriPathNamespaceAndLease() throws Exception {
+        String name = "placed:" + System.nanoTime();
+        LockClient c = client("HOST/base/path?lease=8s&namespace=team");
+        assertThat(c.options().lease()).isEqualTo(Duration.ofSeconds(8));
+        long before = System.nanoTime();
+        try (Lease lease = c.lock(name).lock(PATIENT)) {
+            Duration remaining = lease.remaining();
+            Duration since = Duration.ofNanos(System.nanoTime() - before);
+            String lockPath = "/team/base/path/" + LockPaths.nodeName(name);
+            assertThat(raw.getChildren().forPath(lockPath)).as("lock nodes under %s", lockPath).hasSize(1);
+            assertThat(server.fourLetterWord("cons")).as("the sessions the server knows").contains("to=8000");
+            // the evidence was sent after 'before' and counts an 8 s session minus the margin from there
+            Duration validFor = c.options().lease().minus(c.options().safetyMargin());
+            assertThat(remaining).as("validity from an 8 s session").isLessThanOrEqualTo(validFor)
+                    .isGreaterThanOrEqualTo(validFor.minus(since));
+        }
+        assertThatThrownBy(() -> client("alice@HOST")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("zookeeper user 'alice' has no password");
+    }
+
+    @Test
+    @DisplayName("a client on the application's own Curator client locks and does not close that client")
+    void ownCuratorClientIsNotClosed() throws Exception {
+        try (CuratorFramework own = ZooKeeperTestSupport.rawClient(server.connectString())) {
+            String name = "own-" + System.nanoTime();
+            LockClient c = ZooKeeperLockProvider.client(own, "/own", OPTIONS);
+            try (Lease lease = c.lock(name).lock(PATIENT)) {
+                assertThat(own.getChildren().forPath("/own/" + LockPaths.nodeName(name))).hasSize(1);
+                assertThat(lease.isValid()).isTrue();
+            }
+            c.close();
+            assertThat(own.getZookeeperClient().isConnected()).as("the application's client after close").isTrue();
+            assertThat(own.checkExists().forPath("/own")).isNotNull();
+        }
+    }
+
+    private static LockUri lockUri() {
+        InetSocketAddress a = server.endpoints().get(0);
+        return new LockUri("zookeeper", List.of(new LockUri.HostAndPort(a.getHostString(), a.getPort())), "",
+                server.uri(server.endpoints()));
+    }
+}
