@@ -141,10 +141,10 @@ class KafkaLockTest {
     @Test
     @DisplayName("a holder keeps the lock across a hold three times longer than max.poll.interval.ms")
     void holderOutlivesMaxPollInterval() throws Exception {
-        Duration maxPoll = Duration.ofSeconds(3);
+        Duration maxPoll = Duration.ofSeconds(4);
         Properties p = new Properties();
         p.put("max.poll.interval.ms", Long.toString(maxPoll.toMillis()));
-        p.put("heartbeat.interval.ms", Long.toString(maxPoll.toMillis() / 6));
+        p.put("heartbeat.interval.ms", Long.toString(maxPoll.toMillis() / 8));
         String name = name("long-hold");
         Lease lease = hold(client(p), name);
         long end = System.nanoTime() + maxPoll.multipliedBy(3).toNanos();
