@@ -163,8 +163,8 @@ final class GroupMember implements BackendLease {
     }
 
     private RuntimeException translate(Throwable e) {
-        if (e instanceof IllegalStateException ise) {
-            return ise;
+        if (e instanceof ClosedWhileAcquiring closed) {
+            return closed;
         }
         if (e instanceof InvalidSessionTimeoutException) {
             return new LockException(lockName, "the broker refused lease " + backend.options().lease() + " as the session"
@@ -267,7 +267,7 @@ final class GroupMember implements BackendLease {
         synchronized (state) {
             if (!granted && failure == null) {
                 // wakes an acquire still waiting on this member (the client is closing)
-                failure = new IllegalStateException("the lock client was closed while lock '" + lockName
+                failure = new ClosedWhileAcquiring("the lock client was closed while lock '" + lockName
                         + "' (kafka topic '" + topic + "') was being acquired");
             }
             state.notifyAll();
@@ -287,6 +287,15 @@ final class GroupMember implements BackendLease {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The acquire that waited on this member ends because the client is closing. */
+    private static final class ClosedWhileAcquiring extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        ClosedWhileAcquiring(String message) {
+            super(message);
         }
     }
 
