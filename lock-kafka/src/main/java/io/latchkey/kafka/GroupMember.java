@@ -304,6 +304,7 @@ final class GroupMember implements BackendLease {
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            generation = consumer.groupMetadata().generationId(); // already that of the rebalance ending here
             if (partitions.contains(partition)) {
                 consumer.pause(List.of(partition)); // the records are fencing markers, never read
                 // The SyncGroup request that brought this assignment left no earlier than the start of
