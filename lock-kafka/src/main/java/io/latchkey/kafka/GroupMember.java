@@ -1,0 +1,351 @@
+package io.latchkey.kafka;
+
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockException;
+import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.LeaseEvidence;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InvalidSessionTimeoutException;
+import org.apache.kafka.common.errors.WakeupException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One contender for a lock: a consumer in the lock's group and the thread that polls it, from the
+ * join until the member leaves. The member assigned the topic's only partition holds the lock.
+ *
+ * <p>The thread polls every {@value #POLL_MILLIS} ms whether the member waits or holds, so that a
+ * holder is never expelled for not polling ({@code max.poll.interval.ms}) however long the business
+ * code runs, and a waiter stays in the group instead of rejoining (each join or leave rebalances the
+ * whole group).
+ *
+ * <p>Rule 7: a member cut off from the broker learns it was expelled only when it reconnects
+ * (KAFKA-9184), so the holder keeps its own deadline from heartbeat evidence. The broker expels a
+ * member no earlier than {@code session.timeout.ms} after the last heartbeat it received (and a
+ * member that does not rejoin a rebalance no earlier than {@code max.poll.interval.ms} after it
+ * began); every heartbeat answered is therefore reported with a time known to precede its sending.
+ * The consumer sends one heartbeat at a time, so heartbeat {@code n+1} leaves after the answer to
+ * heartbeat {@code n} arrived, which arrived after the last poll at which the answer count was still
+ * below {@code n}: that poll's start time is the bound reported. An answer that told the member it
+ * was expelled is never reported: confirmation waits for the next poll, which runs the loss callback
+ * first. What remains: the consumer counts a {@code NOT_COORDINATOR} answer like any other, so while
+ * the group coordinator moves to another broker one answer may be taken as evidence; the new
+ * coordinator gives every member a full session from when it loaded the group, which covers it
+ * unless this member stays cut off from the new coordinator for longer than the safety margin.
+ * Thread-safe.
+ */
+final class GroupMember implements BackendLease {
+
+    private static final Logger log = LoggerFactory.getLogger(GroupMember.class);
+    static final long POLL_MILLIS = 20;
+    private static final String COORDINATOR_METRICS = "consumer-coordinator-metrics";
+
+    private final KafkaLockBackend backend;
+    private final String lockName;
+    private final String topic;
+    private final TopicPartition partition;
+    private final String clientId;
+    private final LeaseEvidence evidence;
+    private final Map<String, Object> config;
+    private final long ttlNanos;
+    private final long timeoutNanos;
+    private final Thread thread;
+    private final CountDownLatch finished = new CountDownLatch(1);
+    private final AtomicBoolean released = new AtomicBoolean();
+
+    private final Object state = new Object();
+    private boolean granted; // guarded by state
+    private int rebalances; // guarded by state
+    private Throwable failure; // guarded by state
+
+    private volatile boolean stopping;
+    private volatile boolean holding;
+    private volatile KafkaConsumer<byte[], byte[]> consumer;
+    private volatile long token;
+    private volatile int generation = -1;
+    private long previousPollStart; // poll thread only
+
+    GroupMember(KafkaLockBackend backend, String lockName, String topic, int n, LeaseEvidence evidence) {
+        this.backend = backend;
+        this.lockName = lockName;
+        this.topic = topic;
+        this.partition = new TopicPartition(topic, 0);
+        this.clientId = "latchkey-" + topic + "-" + n;
+        this.evidence = evidence;
+        this.config = backend.consumerConfig(topic, clientId);
+        long session = TimeUnit.MILLISECONDS.toNanos(((Number) config.get("session.timeout.ms")).longValue());
+        long maxPoll = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(String.valueOf(config.get("max.poll.interval.ms"))));
+        // A member that misses a rebalance is expelled after the rebalance timeout (max.poll.interval.ms),
+        // which may be shorter than the session.
+        this.ttlNanos = Math.min(session, maxPoll);
+        this.timeoutNanos = backend.options().timeout().toNanos();
+        this.thread = new Thread(this::run, "latchkey-kafka-" + topic + "-" + n);
+        this.thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    String lockName() {
+        return lockName;
+    }
+
+    String clientId() {
+        return clientId;
+    }
+
+    void setToken(long token) {
+        this.token = token;
+    }
+
+    /** The group generation this member last saw; for tests. */
+    int generation() {
+        return generation;
+    }
+
+    boolean holding() {
+        return holding;
+    }
+
+    @Override
+    public long fencingToken() {
+        return token;
+    }
+
+    /**
+     * Waits until this member is assigned the partition. After the deadline it still waits for the
+     * first rebalance it takes part in, so that even a zero wait asks the group once.
+     *
+     * @return false if the lock stayed held until the deadline
+     */
+    boolean awaitGrant(long deadlineNanos) throws InterruptedException {
+        long joinDeadline = deadlineNanos + timeoutNanos / 2;
+        synchronized (state) {
+            while (true) {
+                if (failure != null) {
+                    throw translate(failure);
+                }
+                if (granted) {
+                    return true;
+                }
+                long now = System.nanoTime();
+                if (now - deadlineNanos >= 0 && rebalances > 0) {
+                    return false;
+                }
+                if (now - joinDeadline >= 0) {
+                    break;
+                }
+                long until = now - deadlineNanos < 0 ? deadlineNanos : joinDeadline;
+                TimeUnit.NANOSECONDS.timedWait(state, Math.max(1, until - now));
+            }
+        }
+        // No rebalance finished in time: either a silent holder keeps the group's rebalance waiting
+        // (until its session expires), or the coordinator is gone.
+        if (backend.coordinatorAnswers(topic, timeoutNanos / 2)) {
+            return false;
+        }
+        throw new LockBackendUnavailableException(lockName, "the group coordinator of kafka topic '" + topic
+                + "' (lock '" + lockName + "') did not answer within " + backend.options().timeout()
+                + "; check that the brokers run and that the __consumer_offsets topic has leaders", null);
+    }
+
+    private RuntimeException translate(Throwable e) {
+        if (e instanceof ClosedWhileAcquiring closed) {
+            return closed;
+        }
+        if (e instanceof InvalidSessionTimeoutException) {
+            return new LockException(lockName, "the broker refused lease " + backend.options().lease() + " as the session"
+                    + " timeout of consumer group '" + topic + "' (lock '" + lockName + "'): " + e.getMessage()
+                    + "; choose a lease within the broker's group.min.session.timeout.ms and group.max.session.timeout.ms", e);
+        }
+        return new LockBackendUnavailableException(lockName, "joining consumer group '" + topic + "' of lock '" + lockName
+                + "' failed: " + e + "; check the brokers and the client's security settings", e);
+    }
+
+    private void run() {
+        KafkaConsumer<byte[], byte[]> c = null;
+        try {
+            long created = System.nanoTime();
+            c = new KafkaConsumer<>(config);
+            consumer = c;
+            if (stopping) {
+                return;
+            }
+            c.subscribe(List.of(topic), new Listener());
+            Metric answers = metric(c, "heartbeat-total");
+            double lastCount = 0;
+            long lastObservation = created;
+            long beforeLastChange = created;
+            previousPollStart = created;
+            while (!stopping) {
+                long now = System.nanoTime();
+                double count = value(answers, 0);
+                long confirmedSentAt = Long.MIN_VALUE;
+                if (count > lastCount) {
+                    confirmedSentAt = count - lastCount >= 2 ? lastObservation : beforeLastChange;
+                    beforeLastChange = lastObservation;
+                    lastCount = count;
+                }
+                lastObservation = now;
+                c.poll(Duration.ofMillis(POLL_MILLIS));
+                previousPollStart = now;
+                generation = c.groupMetadata().generationId();
+                if (holding && confirmedSentAt != Long.MIN_VALUE) {
+                    evidence.confirmed(confirmedSentAt, Duration.ofNanos(ttlNanos));
+                }
+            }
+        } catch (WakeupException e) {
+            if (!stopping) {
+                fail(e);
+            }
+        } catch (Throwable e) {
+            fail(e);
+        } finally {
+            if (c != null) {
+                try {
+                    c.close(CloseOptions.timeout(Duration.ofNanos(timeoutNanos)));
+                } catch (RuntimeException e) {
+                    log.warn("lock '{}': closing the consumer of group '{}' failed", lockName, topic, e);
+                }
+            }
+            finished.countDown();
+            backend.removed(this);
+        }
+    }
+
+    private void fail(Throwable e) {
+        synchronized (state) {
+            failure = e;
+            state.notifyAll();
+        }
+        if (holding) {
+            holding = false;
+            evidence.lost("polling consumer group '" + topic + "' failed: " + e, e);
+        } else {
+            log.debug("lock '{}': member {} of group '{}' failed", lockName, clientId, topic, e);
+        }
+    }
+
+    private static Metric metric(KafkaConsumer<?, ?> c, String name) {
+        for (Map.Entry<MetricName, ? extends Metric> e : c.metrics().entrySet()) {
+            if (e.getKey().name().equals(name) && e.getKey().group().equals(COORDINATOR_METRICS)) {
+                return e.getValue();
+            }
+        }
+        throw new IllegalStateException("kafka consumer metric " + COORDINATOR_METRICS + "/" + name + " is missing;"
+                + " this kafka-clients version is not supported");
+    }
+
+    private static double value(Metric m, double fallback) {
+        Object v = m.metricValue();
+        if (v instanceof Number n && !Double.isNaN(n.doubleValue()) && !Double.isInfinite(n.doubleValue())) {
+            return n.doubleValue();
+        }
+        return fallback;
+    }
+
+    /** Leaves the group (stopping the thread and closing the consumer) and waits for it, bounded. */
+    @Override
+    public void release() {
+        if (!released.compareAndSet(false, true)) {
+            return;
+        }
+        stopping = true;
+        synchronized (state) {
+            if (!granted && failure == null) {
+                // wakes an acquire still waiting on this member (the client is closing)
+                failure = new ClosedWhileAcquiring("the lock client was closed while lock '" + lockName
+                        + "' (kafka topic '" + topic + "') was being acquired");
+            }
+            state.notifyAll();
+        }
+        KafkaConsumer<byte[], byte[]> c = consumer;
+        if (c != null) {
+            c.wakeup();
+        }
+        if (Thread.currentThread() == thread) {
+            return; // called back from a loss signal on the polling thread: it ends after this poll
+        }
+        try {
+            if (!finished.await(2 * timeoutNanos + TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS), TimeUnit.NANOSECONDS)) {
+                throw new LockBackendUnavailableException(lockName, "leaving consumer group '" + topic + "' of lock '"
+                        + lockName + "' did not finish within " + backend.options().timeout().multipliedBy(2)
+                        + "; the broker expels the member when its session of " + backend.options().lease() + " expires", null);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The acquire that waited on this member ends because the client is closing. */
+    private static final class ClosedWhileAcquiring extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        ClosedWhileAcquiring(String message) {
+            super(message);
+        }
+    }
+
+    /** Runs on the polling thread, inside {@code poll}. */
+    private final class Listener implements ConsumerRebalanceListener {
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            generation = consumer.groupMetadata().generationId(); // already that of the rebalance ending here
+            if (partitions.contains(partition)) {
+                consumer.pause(List.of(partition)); // the records are fencing markers, never read
+                // The SyncGroup request that brought this assignment left no earlier than the start of
+                // the previous poll minus its own latency.
+                long sentAt = previousPollStart - syncLatencyNanos();
+                holding = true;
+                evidence.confirmed(sentAt, Duration.ofNanos(ttlNanos));
+                log.debug("lock '{}': member {} was assigned partition {}", lockName, clientId, partition);
+                synchronized (state) {
+                    granted = true;
+                }
+            }
+            synchronized (state) {
+                rebalances++;
+                state.notifyAll();
+            }
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            end(partitions, "partition " + partition + " was revoked in a rebalance of consumer group '" + topic + "'");
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            end(partitions, "the coordinator of consumer group '" + topic + "' no longer counts this member"
+                    + " (its session expired, it was fenced or the group was reset), so partition " + partition + " is lost");
+        }
+
+        private void end(Collection<TopicPartition> partitions, String reason) {
+            if (partitions.contains(partition) && holding) {
+                holding = false;
+                if (!stopping) {
+                    evidence.lost(reason, null);
+                }
+            }
+        }
+
+        private long syncLatencyNanos() {
+            double ms = value(metric(consumer, "sync-time-max"), Double.NaN);
+            return Double.isNaN(ms) ? timeoutNanos : (long) Math.ceil(ms * 1_000_000d);
+        }
+    }
+}

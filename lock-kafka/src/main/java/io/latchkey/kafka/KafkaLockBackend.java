@@ -1,0 +1,312 @@
+package io.latchkey.kafka;
+
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockException;
+import io.latchkey.LockOptions;
+import io.latchkey.internal.Deadlines;
+import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.LockBackend;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Kafka backend: one single-partition topic per lock, whose consumer group's assignment decides
+ * the holder.
+ *
+ * <p>It shares one admin client (topic checks and creation) and one producer (the fencing marker)
+ * between all locks; each contender is a {@link GroupMember} with its own consumer and polling
+ * thread. Thread-safe.
+ */
+final class KafkaLockBackend implements LockBackend {
+
+    private static final Logger log = LoggerFactory.getLogger(KafkaLockBackend.class);
+
+    private final Map<String, Object> clientConfig;
+    private final LockOptions options;
+    private final String prefix;
+    private final int replicationFactor;
+    private final Duration heartbeat;
+    private final String bootstrap;
+    private final Admin admin;
+    private final Producer<byte[], byte[]> producer;
+    private final Set<GroupMember> members = ConcurrentHashMap.newKeySet();
+    private static final AtomicInteger MEMBERS = new AtomicInteger();
+
+    /**
+     * Connects.
+     *
+     * @param clientConfig the application's Kafka client settings, {@code bootstrap.servers} included
+     * @param replicationFactor the replication factor of new lock topics, or 0 for up to 3 as the cluster allows
+     * @param heartbeat the members' heartbeat interval, or {@code null} for the default
+     */
+    KafkaLockBackend(Map<String, Object> clientConfig, LockOptions options, String prefix, int replicationFactor,
+            Duration heartbeat) {
+        this.clientConfig = Map.copyOf(clientConfig);
+        this.options = options;
+        this.prefix = prefix;
+        this.replicationFactor = replicationFactor;
+        this.heartbeat = heartbeat;
+        this.bootstrap = String.valueOf(clientConfig.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG));
+        int timeoutMs = millis(options.timeout());
+        Map<String, Object> adminConfig = new HashMap<>(clientConfig);
+        adminConfig.put(AdminClientConfig.CLIENT_ID_CONFIG, "latchkey-admin-" + MEMBERS.incrementAndGet());
+        adminConfig.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs);
+        adminConfig.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
+        Map<String, Object> producerConfig = new HashMap<>(clientConfig);
+        producerConfig.put(ProducerConfig.ACKS_CONFIG, "all");
+        producerConfig.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+        producerConfig.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeoutMs);
+        producerConfig.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs);
+        producerConfig.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, timeoutMs);
+        producerConfig.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        producerConfig.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        Admin a = null;
+        Producer<byte[], byte[]> p = null;
+        try {
+            a = Admin.create(adminConfig);
+            a.describeCluster().nodes().get(timeoutMs, TimeUnit.MILLISECONDS);
+            p = new KafkaProducer<>(producerConfig);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            closeQuietly(a, p);
+            throw new LockBackendUnavailableException(null, "interrupted while connecting to kafka at " + bootstrap, e);
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            closeQuietly(a, p);
+            if (e instanceof IllegalArgumentException iae) {
+                throw iae;
+            }
+            throw new LockBackendUnavailableException(null, "kafka at " + bootstrap + " did not answer within "
+                    + options.timeout() + ": " + cause(e) + "; check that the brokers run and are reachable,"
+                    + " and the client's security settings", cause(e));
+        }
+        this.admin = a;
+        this.producer = p;
+    }
+
+    @Override
+    public String describe(String lockName) {
+        return "kafka topic '" + topic(lockName) + "'";
+    }
+
+    String topic(String lockName) {
+        return TopicNames.topic(prefix, lockName);
+    }
+
+    @Override
+    public BackendLease acquire(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException {
+        String topic = topic(lockName);
+        ensureTopic(lockName, topic);
+        GroupMember member = new GroupMember(this, lockName, topic, MEMBERS.incrementAndGet(), evidence);
+        members.add(member);
+        boolean handedOut = false;
+        try {
+            member.start();
+            if (!member.awaitGrant(deadlineNanos)) {
+                return null;
+            }
+            member.setToken(produceMarker(lockName, topic, member.clientId()));
+            handedOut = true;
+            return member;
+        } finally {
+            if (!handedOut) {
+                member.release();
+            }
+        }
+    }
+
+    /**
+     * Asked by a member that joined no rebalance by its deadline: whether the group coordinator
+     * answers at all. If it does, the group is busy (a silent holder keeps the rebalance waiting) and
+     * the lock counts as held; if not, the backend is unavailable.
+     */
+    boolean coordinatorAnswers(String groupId, long timeoutNanos) throws InterruptedException {
+        try {
+            admin.describeConsumerGroups(List.of(groupId)).all().get(timeoutNanos, TimeUnit.NANOSECONDS);
+            return true;
+        } catch (ExecutionException | TimeoutException e) {
+            return false;
+        }
+    }
+
+    private void ensureTopic(String lockName, String topic) throws InterruptedException {
+        long timeout = options.timeout().toNanos();
+        long deadline = Deadlines.after(options.timeout());
+        try {
+            Optional<TopicDescription> existing = describeTopic(topic, timeout);
+            if (existing.isEmpty()) {
+                int rf = replicationFactor > 0 ? replicationFactor
+                        : Math.min(3, admin.describeCluster().nodes().get(Deadlines.remaining(deadline), TimeUnit.NANOSECONDS).size());
+                try {
+                    admin.createTopics(List.of(new NewTopic(topic, 1, (short) rf))).all()
+                            .get(Deadlines.remaining(deadline), TimeUnit.NANOSECONDS);
+                    log.info("created topic '{}' for lock '{}' (1 partition, replication factor {})", topic, lockName, rf);
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof InvalidReplicationFactorException) {
+                        throw new LockException(lockName, "cannot create kafka topic '" + topic + "' for lock '" + lockName
+                                + "' with replication factor " + rf + ": " + e.getCause().getMessage()
+                                + "; lower the replicationFactor option or create the topic with one partition yourself",
+                                e.getCause());
+                    }
+                    if (!(e.getCause() instanceof TopicExistsException)) {
+                        throw e;
+                    }
+                }
+                // brokers learn of a new topic from the controller a little later
+                long visibleBy = System.nanoTime() + Math.max(Deadlines.remaining(deadline), timeout / 2);
+                while ((existing = describeTopic(topic, Math.max(1, visibleBy - System.nanoTime()))).isEmpty()) {
+                    if (System.nanoTime() - visibleBy >= 0) {
+                        throw new TimeoutException("topic '" + topic + "' was created but is not visible yet");
+                    }
+                    Thread.sleep(50);
+                }
+            }
+            int partitions = existing.get().partitions().size();
+            if (partitions != 1) {
+                throw new LockException(lockName, "kafka topic '" + topic + "' of lock '" + lockName + "' has " + partitions
+                        + " partitions, but a lock topic must have exactly one (each member of the group would hold"
+                        + " a partition, and so the lock): delete the topic or choose another topicPrefix");
+            }
+        } catch (ExecutionException | TimeoutException e) {
+            throw new LockBackendUnavailableException(lockName, "kafka at " + bootstrap + " did not answer within "
+                    + options.timeout() + " while checking topic '" + topic + "' of lock '" + lockName + "': " + cause(e)
+                    + "; check that the brokers run and are reachable", cause(e));
+        }
+    }
+
+    private Optional<TopicDescription> describeTopic(String topic, long timeoutNanos)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        KafkaFuture<TopicDescription> f = admin.describeTopics(List.of(topic)).topicNameValues().get(topic);
+        try {
+            return Optional.of(f.get(timeoutNanos, TimeUnit.NANOSECONDS));
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Appends a marker record to the lock's only partition and returns its offset: the fencing token.
+     * Offsets in a partition only grow, whatever happens to the consumer group (whose generation
+     * restarts when the broker deletes an empty group), and each holder appends after the previous
+     * holder's marker because it is granted only after that holder left or was expelled.
+     */
+    private long produceMarker(String lockName, String topic, String holder) throws InterruptedException {
+        try {
+            return producer.send(new ProducerRecord<>(topic, 0, lockName.getBytes(StandardCharsets.UTF_8),
+                    ("granted to " + holder).getBytes(StandardCharsets.UTF_8)))
+                    .get(2 * options.timeout().toNanos(), TimeUnit.NANOSECONDS).offset();
+        } catch (ExecutionException | TimeoutException e) {
+            throw new LockBackendUnavailableException(lockName, "lock '" + lockName + "' was granted, but writing its"
+                    + " fencing marker to kafka topic '" + topic + "' failed: " + cause(e) + "; the lock was released,"
+                    + " check that the topic's partition has a leader", cause(e));
+        }
+    }
+
+    /** The consumer settings of a member: the application's, then what the lock needs. */
+    Map<String, Object> consumerConfig(String groupId, String clientId) {
+        Map<String, Object> c = new HashMap<>(clientConfig);
+        int lease = millis(options.lease());
+        c.put("group.id", groupId);
+        c.put("client.id", clientId);
+        c.put("group.protocol", "classic");
+        c.remove("group.instance.id");
+        // Sticky cooperative assignment never moves the partition away from its owner when another
+        // member joins; range and round-robin would hand it to the joiner about half the time.
+        c.put("partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+        c.put("enable.auto.commit", false);
+        c.put("auto.offset.reset", "latest");
+        c.put("session.timeout.ms", lease);
+        // A waiter learns that the holder left from its next heartbeat's answer, so the heartbeat
+        // interval is the hand-over time; it also bounds how stale the holder's evidence is.
+        if (heartbeat != null) {
+            c.put("heartbeat.interval.ms", millis(heartbeat));
+        } else {
+            c.putIfAbsent("heartbeat.interval.ms", Math.max(10, Math.min(1000, lease / 6)));
+        }
+        c.putIfAbsent("max.poll.interval.ms", Math.max(300_000, lease));
+        c.put("default.api.timeout.ms", millis(options.timeout()));
+        c.put("key.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");
+        c.put("value.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");
+        return c;
+    }
+
+    LockOptions options() {
+        return options;
+    }
+
+    void removed(GroupMember member) {
+        members.remove(member);
+    }
+
+    /** Open members; for tests. */
+    Set<GroupMember> members() {
+        return members;
+    }
+
+    @Override
+    public void close() {
+        for (GroupMember m : List.copyOf(members)) {
+            try {
+                m.release();
+            } catch (RuntimeException e) {
+                log.warn("closing: leaving the group of lock '{}' failed", m.lockName(), e);
+            }
+        }
+        closeQuietly(admin, producer);
+    }
+
+    private void closeQuietly(Admin a, Producer<byte[], byte[]> p) {
+        Duration t = options.timeout();
+        if (p != null) {
+            try {
+                p.close(t);
+            } catch (RuntimeException e) {
+                log.warn("closing the kafka producer failed", e);
+            }
+        }
+        if (a != null) {
+            try {
+                a.close(t);
+            } catch (RuntimeException e) {
+                log.warn("closing the kafka admin client failed", e);
+            }
+        }
+    }
+
+    static Throwable cause(Throwable e) {
+        return e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+    }
+
+    static int millis(Duration d) {
+        return (int) Math.min(Integer.MAX_VALUE, d.toMillis());
+    }
+}

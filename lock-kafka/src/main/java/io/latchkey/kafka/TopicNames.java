@@ -1,0 +1,70 @@
+package io.latchkey.kafka;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+
+/**
+ * Maps lock names to legal Kafka topic names, deterministically and without collisions.
+ *
+ * <p>Kafka allows only {@code [a-zA-Z0-9._-]} and at most 249 characters, and refuses a topic whose
+ * name equals an existing one once {@code .} and {@code _} are treated alike. Letters, digits and
+ * {@code -} are kept; every other character becomes {@code _} and the two hex digits of each of its
+ * UTF-8 bytes ({@code job:nightly} is {@code job_3Anightly}), so the mapped part never holds a
+ * {@code .} and the escape is reversible. A result longer than the limit is cut and ends with
+ * {@code _Z} and the SHA-256 of the name, a form no short result takes. Thread-safe.
+ */
+final class TopicNames {
+
+    static final int MAX_TOPIC_LENGTH = 249;
+    private static final int HASH_SUFFIX_LENGTH = 2 + 64;
+
+    private TopicNames() {
+    }
+
+    /**
+     * Checks a topic prefix: legal topic characters, and short enough to leave room for the name.
+     *
+     * @throws IllegalArgumentException naming the rule
+     */
+    static String validatePrefix(String prefix) {
+        if (prefix.isEmpty() || prefix.length() > 100 || !prefix.matches("[a-zA-Z0-9._-]+")) {
+            throw new IllegalArgumentException("topic prefix '" + prefix + "' is not allowed: write 1 to 100 of the"
+                    + " characters a-z, A-Z, 0-9, '.', '_' and '-'");
+        }
+        return prefix;
+    }
+
+    /** The topic (and consumer group id) of {@code lockName} under {@code prefix}. */
+    static String topic(String prefix, String lockName) {
+        StringBuilder b = new StringBuilder(prefix.length() + lockName.length() * 3);
+        b.append(prefix);
+        for (byte raw : lockName.getBytes(StandardCharsets.UTF_8)) {
+            int c = raw & 0xff;
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-') {
+                b.append((char) c);
+            } else {
+                b.append('_').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                        .append(Character.toUpperCase(Character.forDigit(c & 0xf, 16)));
+            }
+        }
+        if (b.length() <= MAX_TOPIC_LENGTH) {
+            return b.toString();
+        }
+        int keep = MAX_TOPIC_LENGTH - HASH_SUFFIX_LENGTH;
+        return b.substring(0, keep) + "_Z" + sha256(lockName);
+    }
+
+    private static String sha256(String s) {
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+            StringBuilder hex = new StringBuilder(64);
+            for (byte x : d) {
+                hex.append(Character.forDigit((x >> 4) & 0xf, 16)).append(Character.forDigit(x & 0xf, 16));
+            }
+            return hex.toString();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+}

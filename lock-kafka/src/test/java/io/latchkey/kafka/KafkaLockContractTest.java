@@ -1,0 +1,77 @@
+package io.latchkey.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.latchkey.LockClient;
+import io.latchkey.LockOptions;
+import io.latchkey.testkit.LockContract;
+import io.latchkey.testkit.LockServer;
+import io.latchkey.testkit.fault.CuttableClient;
+import io.latchkey.testkit.kafka.KafkaServer;
+import java.net.URI;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/** The whole contract of lock-testkit against one Kafka broker. */
+class KafkaLockContractTest extends LockContract {
+
+    private static KafkaServer server;
+
+    @BeforeAll
+    static void startBroker() {
+        server = KafkaServer.start();
+    }
+
+    @AfterAll
+    static void stopBroker() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @Override
+    protected LockServer server() {
+        return server;
+    }
+
+    /**
+     * The contract's options with a short heartbeat: a waiter takes over a released lock at its next
+     * heartbeat, and the mutual-exclusion fuzz hands the lock over 1600 times.
+     */
+    @Override
+    protected LockOptions options() {
+        return super.options().toBuilder().backendOption(KafkaLockProvider.HEARTBEAT, "50ms").build();
+    }
+
+    /** Kafka clients follow the broker's advertised listeners: cut them through a proxied listener. */
+    @Override
+    protected CuttableClient newCuttableClient() {
+        return server.cuttableClient(uri -> LockClient.connect(URI.create(uri), options()));
+    }
+
+    /** Rule 10 also counts the Kafka clients' own threads (network, heartbeat) as the library's. */
+    @Override
+    protected boolean isLibraryThread(Thread thread) {
+        return super.isLibraryThread(thread) || thread.getName().startsWith("kafka-");
+    }
+
+    /** No member of the locks' consumer groups remains (a group may stay, empty, until the broker expires it). */
+    @Override
+    protected void assertNothingLeftInBackend(Collection<String> lockNames) {
+        List<String> groups = lockNames.stream().map(n -> TopicNames.topic(KafkaLockProvider.DEFAULT_PREFIX, n))
+                .collect(Collectors.toList());
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", server.bootstrapServers()))) {
+            Map<String, ConsumerGroupDescription> found = admin.describeConsumerGroups(groups).all().get(30, TimeUnit.SECONDS);
+            found.forEach((group, d) -> assertThat(d.members()).as("members of consumer group %s", group).isEmpty());
+        } catch (Exception e) {
+            throw new AssertionError("describing the consumer groups " + groups + " failed", e);
+        }
+    }
+}

@@ -1,0 +1,285 @@
+package io.latchkey.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.latchkey.Lease;
+import io.latchkey.LockClient;
+import io.latchkey.LockException;
+import io.latchkey.LockOptions;
+import io.latchkey.spi.LockClients;
+import io.latchkey.testkit.ServerImages;
+import io.latchkey.testkit.kafka.KafkaServer;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.GroupState;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** The traps of a lock on a consumer group, each shown not to catch this backend, on one real broker. */
+class KafkaLockTest {
+
+    private static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(6)).build();
+    private static final String PREFIX = KafkaLockProvider.DEFAULT_PREFIX;
+    private static KafkaServer server;
+    private static Admin admin;
+
+    private final Deque<AutoCloseable> opened = new ArrayDeque<>();
+
+    @BeforeAll
+    static void startBroker() {
+        ServerImages.requireDocker();
+        server = KafkaServer.start();
+        admin = Admin.create(Map.of("bootstrap.servers", server.bootstrapServers()));
+    }
+
+    @AfterAll
+    static void stopBroker() {
+        if (admin != null) {
+            admin.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @AfterEach
+    void closeOpened() throws Exception {
+        for (AutoCloseable c; (c = opened.pollFirst()) != null; ) {
+            c.close();
+        }
+    }
+
+    private <T extends AutoCloseable> T track(T c) {
+        opened.addFirst(c);
+        return c;
+    }
+
+    private static String name(String tag) {
+        return "kafka-test:" + tag + ":" + Long.toHexString(ThreadLocalRandom.current().nextLong());
+    }
+
+    private LockClient client(Properties extra) {
+        Properties p = new Properties();
+        p.putAll(extra);
+        p.put("bootstrap.servers", server.bootstrapServers());
+        return track(KafkaLockProvider.newClient(p, OPTIONS));
+    }
+
+    private LockClient client() {
+        return client(new Properties());
+    }
+
+    /** A client whose backend the test can look into. */
+    private KafkaLockBackend backend() {
+        Map<String, Object> config = new HashMap<>();
+        config.put("bootstrap.servers", server.bootstrapServers());
+        KafkaLockBackend backend = new KafkaLockBackend(config, OPTIONS, PREFIX, 0, null);
+        track(LockClients.of("kafka", backend, OPTIONS));
+        return backend;
+    }
+
+    private static LockClient clientOf(KafkaLockBackend backend) {
+        return LockClients.of("kafka", backend, OPTIONS);
+    }
+
+    private Lease hold(LockClient client, String name) throws InterruptedException {
+        return track(client.lock(name).tryLock(OPTIONS.lease().multipliedBy(3))
+                .orElseThrow(() -> new AssertionError("lock '" + name + "' was not granted")));
+    }
+
+    private static GroupMember holderOf(KafkaLockBackend backend) {
+        return backend.members().stream().filter(GroupMember::holding).findFirst()
+                .orElseThrow(() -> new AssertionError("no member of this backend holds a lock"));
+    }
+
+    private static Duration heartbeatInterval() {
+        return OPTIONS.lease().dividedBy(6);
+    }
+
+    private static Duration slack() {
+        Duration half = OPTIONS.timeout().dividedBy(2);
+        return OPTIONS.safetyMargin().compareTo(half) > 0 ? OPTIONS.safetyMargin() : half;
+    }
+
+    @Test
+    @DisplayName("a joining member never takes a held lock: 20 rounds of a new member joining the holder's group")
+    void joinerNeverTakesHeldLock() throws Exception {
+        String name = name("joiner");
+        Lease lease = hold(client(), name);
+        LockClient joiner = client();
+
+        for (int round = 1; round <= 20; round++) {
+            Optional<Lease> got = joiner.lock(name).tryLock(Duration.ZERO);
+            got.ifPresent(Lease::close);
+
+            assertThat(got).as("round %d: the joiner's grant", round).isEmpty();
+            assertThat(lease.isValid()).as("round %d: the holder's lease", round).isTrue();
+        }
+        assertThat(lease.lost().toCompletableFuture()).isNotDone();
+    }
+
+    @Test
+    @DisplayName("a holder keeps the lock across a hold three times longer than max.poll.interval.ms")
+    void holderOutlivesMaxPollInterval() throws Exception {
+        Duration maxPoll = Duration.ofSeconds(4);
+        Properties p = new Properties();
+        p.put("max.poll.interval.ms", Long.toString(maxPoll.toMillis()));
+        p.put("heartbeat.interval.ms", Long.toString(maxPoll.toMillis() / 8));
+        String name = name("long-hold");
+        Lease lease = hold(client(p), name);
+        long end = System.nanoTime() + maxPoll.multipliedBy(3).toNanos();
+
+        // the business code runs on this thread and never calls the client; only the lease is looked at
+        while (System.nanoTime() - end < 0) {
+            assertThat(lease.isValid()).as("the lease, %d ms before the end of the hold",
+                    TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime())).isTrue();
+            Thread.sleep(100);
+        }
+
+        assertThat(lease.lost().toCompletableFuture()).isNotDone();
+        assertThat(client().lock(name).tryLock()).as("another client's try after the long hold").isEmpty();
+        lease.ensureValid();
+    }
+
+    @Test
+    @DisplayName("five waiters waiting 20 s cause no rebalance beyond their own joins")
+    void waitersCauseNoRebalanceBeyondTheirJoins() throws Exception {
+        String name = name("waiters");
+        String group = TopicNames.topic(PREFIX, name);
+        KafkaLockBackend holderBackend = backend();
+        hold(clientOf(holderBackend), name);
+        GroupMember holder = holderOf(holderBackend);
+        int before = holder.generation();
+        Duration wait = Duration.ofSeconds(20);
+        ExecutorService pool = Executors.newFixedThreadPool(5);
+        track(pool::shutdownNow);
+        List<Future<Optional<Lease>>> waiters = new ArrayList<>();
+        long started = System.nanoTime();
+        for (int i = 0; i < 5; i++) {
+            LockClient waiter = client();
+            waiters.add(pool.submit(() -> waiter.lock(name).tryLock(wait)));
+        }
+
+        Awaitility.await("five waiters and the holder in a stable group").atMost(wait.dividedBy(2))
+                .pollInterval(Duration.ofMillis(200)).until(() -> {
+                    ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+                    return d.groupState() == GroupState.STABLE && d.members().size() == 6;
+                });
+        int afterJoins = holder.generation();
+        // until the first waiter can give up, the generation must not move
+        long quietUntil = started + wait.minus(Duration.ofMillis(500)).toNanos();
+        while (System.nanoTime() - quietUntil < 0) {
+            assertThat(holder.generation()).as("the holder's generation while five members wait").isEqualTo(afterJoins);
+            Thread.sleep(200);
+        }
+
+        assertThat(afterJoins - before).as("rebalances for five joins").isBetween(1, 5);
+        for (Future<Optional<Lease>> w : waiters) {
+            assertThat(w.get(wait.plus(OPTIONS.timeout()).toMillis(), TimeUnit.MILLISECONDS)).isEmpty();
+        }
+        assertThat(holder.holding()).isTrue();
+    }
+
+    @Test
+    @DisplayName("the fencing token increases across a deletion of the consumer group, whose generation restarts")
+    void tokenIncreasesAcrossGroupDeletion() throws Exception {
+        String name = name("deleted-group");
+        String group = TopicNames.topic(PREFIX, name);
+        KafkaLockBackend backend = backend();
+        LockClient client = clientOf(backend);
+        long lastToken = -1;
+        int lastGeneration = -1;
+        for (int i = 0; i < 3; i++) {
+            try (Lease lease = client.lock(name).tryLock(OPTIONS.lease()).orElseThrow()) {
+                assertThat(lease.fencingToken()).isGreaterThan(lastToken);
+                lastToken = lease.fencingToken();
+                lastGeneration = holderOf(backend).generation();
+            }
+        }
+
+        Awaitility.await("the empty group to be deleted").atMost(OPTIONS.lease())
+                .pollInterval(Duration.ofMillis(200)).ignoreExceptions()
+                .until(() -> admin.deleteConsumerGroups(List.of(group)).all().get(5, TimeUnit.SECONDS) == null);
+        try (Lease lease = client.lock(name).tryLock(OPTIONS.lease()).orElseThrow()) {
+            int generation = holderOf(backend).generation();
+
+            assertThat(generation).as("the generation after the group was deleted (before: %d)", lastGeneration)
+                    .isLessThan(lastGeneration);
+            assertThat(lease.fencingToken()).as("the token after the group was deleted").isGreaterThan(lastToken);
+        }
+    }
+
+    @Test
+    @DisplayName("an existing topic with several partitions under a lock's name is refused, naming the topic and its partitions")
+    void multiPartitionTopicIsRefused() throws Exception {
+        String name = name("multi");
+        String topic = TopicNames.topic(PREFIX, name);
+        admin.createTopics(List.of(new NewTopic(topic, 3, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        LockClient client = client();
+
+        assertThatThrownBy(() -> client.lock(name).tryLock(Duration.ofSeconds(1)))
+                .isInstanceOf(LockException.class)
+                .hasMessageContaining(topic)
+                .hasMessageContaining("3 partitions")
+                .hasMessageContaining(name);
+    }
+
+    @Test
+    @DisplayName("a lease below the broker's minimum session timeout is refused with a message that says what to do")
+    void leaseBelowBrokerMinimumIsRefused() {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", server.bootstrapServers());
+        LockOptions tooShort = LockOptions.builder().lease(Duration.ofMillis(500)).build(); // the test broker's minimum is 1 s
+        LockClient client = track(KafkaLockProvider.newClient(p, tooShort));
+        String name = name("short-lease");
+
+        assertThatThrownBy(() -> client.lock(name).tryLock(Duration.ofSeconds(1)))
+                .isInstanceOf(LockException.class)
+                .hasMessageContaining(name)
+                .hasMessageContaining("group.min.session.timeout.ms");
+    }
+
+    @Test
+    @DisplayName("a holder that closes leaves the group at once: a waiter takes over within about one heartbeat interval")
+    void closeHandsOverWithinAHeartbeat() throws Exception {
+        String name = name("handoff");
+        Lease held = hold(client(), name);
+        LockClient waiter = client();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        track(pool::shutdownNow);
+        Future<Optional<Lease>> next = pool.submit(() -> waiter.lock(name).tryLock(OPTIONS.lease().multipliedBy(3)));
+        String group = TopicNames.topic(PREFIX, name);
+        Awaitility.await("the waiter in the group").atMost(OPTIONS.lease()).pollInterval(Duration.ofMillis(100))
+                .until(() -> admin.describeConsumerGroups(List.of(group)).all().get().get(group).members().size() == 2);
+
+        long closedAt = System.nanoTime();
+        held.close();
+        Optional<Lease> got = next.get(OPTIONS.lease().multipliedBy(4).toMillis(), TimeUnit.MILLISECONDS);
+        Duration took = Duration.ofNanos(System.nanoTime() - closedAt);
+
+        assertThat(got).isPresent();
+        track(got.get());
+        assertThat(took).as("handover after close; the session (%s) must not be waited out", OPTIONS.lease())
+                .isLessThanOrEqualTo(heartbeatInterval().plus(slack()));
+    }
+}

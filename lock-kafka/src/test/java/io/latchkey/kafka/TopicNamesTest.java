@@ -1,0 +1,49 @@
+package io.latchkey.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** Lock names become legal, distinct topic names. */
+class TopicNamesTest {
+
+    private static final String LEGAL = "[a-zA-Z0-9._-]{1,249}";
+
+    @Test
+    @DisplayName("names that differ only in characters Kafka forbids or treats alike map to distinct legal topics")
+    void distinctLegalTopics() {
+        List<String> names = List.of("job:nightly", "job.nightly", "job_nightly", "job-nightly", "job nightly",
+                "job/nightly", "job_3Anightly", "Job:nightly", "ключ", "🔒", "a".repeat(255), "a".repeat(254) + "b",
+                "🔒".repeat(255), "🔒".repeat(254) + "x");
+        Set<String> topics = new HashSet<>();
+        Set<String> collisionForms = new HashSet<>();
+        for (String name : names) {
+            String topic = TopicNames.topic("latchkey.", name);
+            assertThat(topic).as("topic of %s", name).matches(LEGAL).startsWith("latchkey.");
+            assertThat(TopicNames.topic("latchkey.", name)).as("deterministic").isEqualTo(topic);
+            topics.add(topic);
+            collisionForms.add(topic.replace('.', '_'));
+        }
+        assertThat(topics).hasSize(names.size());
+        assertThat(collisionForms).as("distinct even when Kafka treats '.' and '_' alike").hasSize(names.size());
+    }
+
+    @Test
+    @DisplayName("a readable name stays readable")
+    void readable() {
+        assertThat(TopicNames.topic("latchkey.", "report-2024")).isEqualTo("latchkey.report-2024");
+        assertThat(TopicNames.topic("latchkey.", "job:nightly")).isEqualTo("latchkey.job_3Anightly");
+    }
+
+    @Test
+    @DisplayName("a prefix Kafka would refuse is an IllegalArgumentException naming the rule")
+    void badPrefix() {
+        assertThatThrownBy(() -> TopicNames.validatePrefix("locks:")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("locks:").hasMessageContaining("a-z");
+    }
+}
