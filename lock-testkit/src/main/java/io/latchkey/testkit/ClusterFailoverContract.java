@@ -172,13 +172,7 @@ public abstract class ClusterFailoverContract {
                 return false;
             }
             try (Lease lease = got.get()) {
-                History.Grant g = history.acquired(actor, lock.name(), lease.fencingToken(), requested, History.now());
-                if (g.check(lease::isValid)) {
-                    resource.write(g);
-                    g.check(lease::isValid);
-                }
-                lease.close();
-                g.released(History.now());
+                history.writeOnce(actor, lease, requested, resource);
             } catch (LockException e) {
                 // a release that cannot reach the cluster: the lock expires on its own
             }

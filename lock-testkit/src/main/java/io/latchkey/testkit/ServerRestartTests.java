@@ -108,13 +108,7 @@ abstract class ServerRestartTests extends ContractGroup {
             return false;
         }
         try (Lease lease = got.get()) {
-            History.Grant g = history.acquired(actor, lock.name(), lease.fencingToken(), requested, History.now());
-            if (g.check(lease::isValid)) {
-                resource.write(g);
-                g.check(lease::isValid);
-            }
-            lease.close();
-            g.released(History.now());
+            history.writeOnce(actor, lease, requested, resource);
         } catch (LockException e) {
             // the close may fail while the server is unreachable; the lock then expires on its own
         }

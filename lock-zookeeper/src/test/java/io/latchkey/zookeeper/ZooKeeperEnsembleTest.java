@@ -192,13 +192,7 @@ class ZooKeeperEnsembleTest extends LinearizableFailoverContract {
             }
             Lease lease = got.get();
             try {
-                History.Grant g = history.acquired(actor, lock.name(), lease.fencingToken(), requested, History.now());
-                if (g.check(lease::isValid)) {
-                    resource.write(g);
-                    g.check(lease::isValid);
-                }
-                lease.close();
-                g.released(History.now());
+                history.writeOnce(actor, lease, requested, resource);
             } catch (LockException e) {
                 // a release that did not reach the ensemble: the node goes with the session
             } finally {

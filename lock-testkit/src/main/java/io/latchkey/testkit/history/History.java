@@ -1,5 +1,6 @@
 package io.latchkey.testkit.history;
 
+import io.latchkey.Lease;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -38,6 +39,24 @@ public final class History {
         Grant grant = new Grant(grants.incrementAndGet(), actor, lock, token);
         append(new Event(Event.Kind.ACQUIRED, grantedAt, requestedAt, grant.id, actor, lock, token));
         return grant;
+    }
+
+    /**
+     * Records one guarded write under {@code lease}: its grant, a validity check, the write to
+     * {@code resource} if the lease was valid and a check after it, then the close and the release.
+     *
+     * @param requestedAt when the acquire that returned {@code lease} was requested
+     * @throws io.latchkey.LockException if the close did not reach the backend; the release is then
+     *     not recorded, since the lock only expires later
+     */
+    public void writeOnce(String actor, Lease lease, long requestedAt, FencedResource resource) {
+        Grant grant = acquired(actor, lease.lockName(), lease.fencingToken(), requestedAt, now());
+        if (grant.check(lease::isValid)) {
+            resource.write(grant);
+            grant.check(lease::isValid);
+        }
+        lease.close();
+        grant.released(now());
     }
 
     /** Records a fault (a kill, a pause, a cut, a restart) that begins at {@code at}. */
