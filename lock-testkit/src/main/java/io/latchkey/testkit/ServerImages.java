@@ -1,6 +1,7 @@
 package io.latchkey.testkit;
 
 import org.testcontainers.DockerClientFactory;
+import org.testcontainers.images.builder.ImageFromDockerfile;
 
 /**
  * What every server fixture of the kit shares: the base image its Dockerfile builds from, and the
@@ -21,6 +22,20 @@ public final class ServerImages {
     public static String baseImage() {
         String image = System.getProperty(BASE_IMAGE_PROPERTY);
         return image == null || image.isBlank() ? DEFAULT_BASE_IMAGE : image.trim();
+    }
+
+    /**
+     * The image {@code name}, built from the {@code Dockerfile} in the class-path folder {@code resourceDir}
+     * (ending in {@code /}) and the {@code files} beside it, on {@link #baseImage()} ({@code ARG BASE}).
+     * It is kept after the run, so that Docker's layer cache serves later runs.
+     */
+    public static ImageFromDockerfile fromDockerfile(String name, String resourceDir, String... files) {
+        ImageFromDockerfile image = new ImageFromDockerfile(name, false)
+                .withFileFromClasspath("Dockerfile", resourceDir + "Dockerfile");
+        for (String file : files) {
+            image = image.withFileFromClasspath(file, resourceDir + file);
+        }
+        return image.withBuildArg("BASE", baseImage());
     }
 
     /**

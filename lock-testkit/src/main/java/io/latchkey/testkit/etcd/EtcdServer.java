@@ -52,10 +52,8 @@ public final class EtcdServer implements LockServer {
 
     private static final String TLS_DIR = "/etc/latchkey-etcd-tls";
     private static final Duration STARTUP = Duration.ofSeconds(90);
-    private static final ImageFromDockerfile IMAGE_BUILD = new ImageFromDockerfile(IMAGE, false)
-            .withFileFromClasspath("Dockerfile", "io/latchkey/testkit/etcd/Dockerfile")
-            .withFileFromClasspath("entrypoint.sh", "io/latchkey/testkit/etcd/entrypoint.sh")
-            .withBuildArg("BASE", ServerImages.baseImage());
+    private static final ImageFromDockerfile IMAGE_BUILD =
+            ServerImages.fromDockerfile(IMAGE, "io/latchkey/testkit/etcd/", "entrypoint.sh");
 
     private final Network network;
     private final List<Member> members;

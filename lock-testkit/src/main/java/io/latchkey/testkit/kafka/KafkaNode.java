@@ -189,10 +189,7 @@ public final class KafkaNode extends GenericContainer<KafkaNode> {
                 i = image;
                 if (i == null) {
                     ServerImages.requireDocker();
-                    i = new ImageFromDockerfile(IMAGE, false)
-                            .withFileFromClasspath("Dockerfile", "io/latchkey/testkit/kafka/Dockerfile")
-                            .withFileFromPath("libs", libs())
-                            .withBuildArg("BASE", ServerImages.baseImage());
+                    i = ServerImages.fromDockerfile(IMAGE, "io/latchkey/testkit/kafka/").withFileFromPath("libs", libs());
                     image = i;
                 }
             }

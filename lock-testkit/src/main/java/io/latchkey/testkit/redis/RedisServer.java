@@ -103,11 +103,7 @@ public final class RedisServer implements LockServer {
 
     /** The image built from the kit's Dockerfile on {@link ServerImages#baseImage()}. */
     static ImageFromDockerfile image() {
-        return new ImageFromDockerfile(IMAGE, false)
-                .withFileFromClasspath("Dockerfile", "io/latchkey/testkit/redis/Dockerfile")
-                .withFileFromClasspath("latchkey-run", "io/latchkey/testkit/redis/latchkey-run")
-                .withFileFromClasspath("latchkey-certs", "io/latchkey/testkit/redis/latchkey-certs")
-                .withBuildArg("BASE", ServerImages.baseImage());
+        return ServerImages.fromDockerfile(IMAGE, "io/latchkey/testkit/redis/", "latchkey-run", "latchkey-certs");
     }
 
     @Override

@@ -60,10 +60,7 @@ final class ZooKeeperNode implements AutoCloseable {
     }
 
     static ImageFromDockerfile image() {
-        return new ImageFromDockerfile(IMAGE, false)
-                .withFileFromClasspath("Dockerfile", RESOURCES + "Dockerfile")
-                .withFileFromClasspath("run-zookeeper.sh", RESOURCES + "run-zookeeper.sh")
-                .withBuildArg("BASE", ServerImages.baseImage());
+        return ServerImages.fromDockerfile(IMAGE, RESOURCES, "run-zookeeper.sh");
     }
 
     void start() {
