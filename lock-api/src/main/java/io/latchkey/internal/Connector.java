@@ -4,10 +4,15 @@ import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.LockProviderFactory;
+import io.latchkey.spi.LockUri;
 import java.net.URI;
 import java.util.Objects;
 
-/** {@link LockClient#connect}: parse the URI, find the provider, connect, wrap in the shared layer. */
+/**
+ * The one door from the public packages into this one: {@link LockClient#connect} (parse the URI,
+ * find the provider, connect, wrap in the shared layer) and what {@code io.latchkey.spi} offers
+ * backends. Everything else here is package-private.
+ */
 public final class Connector {
 
     private Connector() {
@@ -29,8 +34,21 @@ public final class Connector {
         }
         LockProviderFactory provider = ProviderDiscovery.find(scheme, loader,
                 System.getProperty(ProviderDiscovery.PROVIDER_PROPERTY));
-        UriParser.Parsed parsed = UriParser.parse(text, options, provider);
+        LockUri.Parsed parsed = UriParser.parse(text, options, provider);
         LockBackend backend = provider.connect(parsed.uri(), parsed.options());
         return new SharedLockClient(scheme, backend, parsed.options());
+    }
+
+    /** {@link io.latchkey.spi.LockClients#of}. */
+    public static LockClient wrap(String backendName, LockBackend backend, LockOptions options) {
+        return new SharedLockClient(backendName, backend, options);
+    }
+
+    /** {@link LockUri#parse}. */
+    public static LockUri.Parsed parse(String uri, LockOptions base, LockProviderFactory provider) {
+        Objects.requireNonNull(uri, "uri");
+        Objects.requireNonNull(base, "base");
+        Objects.requireNonNull(provider, "provider");
+        return UriParser.parse(uri.trim(), base, provider);
     }
 }

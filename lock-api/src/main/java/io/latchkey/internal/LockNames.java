@@ -6,7 +6,7 @@ import java.util.Objects;
  * Rule 9: a lock name is any non-empty string of at most 255 characters (Unicode code points) without
  * control characters. Backends map valid names to their own keys.
  */
-public final class LockNames {
+final class LockNames {
 
     public static final int MAX_LENGTH = 255;
     private static final String RULE = "a lock name is 1 to " + MAX_LENGTH + " characters without control characters";

@@ -13,7 +13,7 @@ import java.util.stream.Collectors;
  * that says what to do: a lock that silently does nothing is the worst outcome, so there is no
  * fallback.
  */
-public final class ProviderDiscovery {
+final class ProviderDiscovery {
 
     /** The system property that names the provider class to use when several serve a scheme. */
     public static final String PROVIDER_PROPERTY = "latchkey.provider";

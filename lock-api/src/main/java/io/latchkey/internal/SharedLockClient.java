@@ -6,6 +6,9 @@ import io.latchkey.LockClient;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.DaemonThreads;
+import io.latchkey.spi.Deadline;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LockBackend;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,7 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -36,8 +39,25 @@ import org.slf4j.LoggerFactory;
  * client to the backend at a time. The permit is held from the moment a contender is admitted
  * until the last lease of its grant closes. Entries are reference-counted and dropped when unused,
  * so a million distinct names over time leave nothing behind.
+ *
+ * <p>Threads, all daemons named {@code latchkey-<backend>-<n>-...}, with fixed bounds:
+ * <ul>
+ *   <li>one timer, which ends validity deadlines and completes {@code lost()};</li>
+ *   <li>at most {@value #ASYNC_THREADS} threads for {@code tryLockAsync}, each busy for the wait of
+ *       one call; further calls queue, their wait counting from the call, and when one starts after
+ *       its wait has run out it still tries the lock once without waiting;</li>
+ *   <li>at most {@value #RELEASE_THREADS} threads that release lost locks in the background, each for
+ *       at most one round trip ({@code timeout}).</li>
+ * </ul>
+ * Idle pool threads end after 30 seconds, so an idle client keeps only its timer. A backend's own
+ * threads come on top and are documented by each backend.
  */
-public final class SharedLockClient implements LockClient {
+final class SharedLockClient implements LockClient {
+
+    /** Threads that run {@code tryLockAsync} calls at once, per client. */
+    static final int ASYNC_THREADS = 16;
+    /** Threads that release lost locks in the background, per client. */
+    static final int RELEASE_THREADS = 2;
 
     private static final Logger log = LoggerFactory.getLogger(SharedLockClient.class);
     private static final AtomicInteger CLIENTS = new AtomicInteger();
@@ -52,17 +72,24 @@ public final class SharedLockClient implements LockClient {
     private final ExecutorService releasers;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    public SharedLockClient(String backendName, LockBackend backend, LockOptions options) {
+    SharedLockClient(String backendName, LockBackend backend, LockOptions options) {
         this.backendName = Objects.requireNonNull(backendName, "backendName");
         this.backend = Objects.requireNonNull(backend, "backend");
         this.options = Objects.requireNonNull(options, "options");
         int id = CLIENTS.incrementAndGet();
-        this.timer = new ScheduledThreadPoolExecutor(1, Threads.daemon("latchkey-" + backendName + "-" + id + "-timer"));
+        String prefix = "latchkey-" + backendName + "-" + id;
+        this.timer = new ScheduledThreadPoolExecutor(1, DaemonThreads.factory(prefix + "-timer"));
         this.timer.setRemoveOnCancelPolicy(true);
-        this.workers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
-                Threads.daemon("latchkey-" + backendName + "-" + id + "-worker"));
-        this.releasers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
-                Threads.daemon("latchkey-" + backendName + "-" + id + "-release"));
+        this.workers = boundedPool(ASYNC_THREADS, prefix + "-async");
+        this.releasers = boundedPool(RELEASE_THREADS, prefix + "-release");
+    }
+
+    /** A pool of at most {@code threads} threads that queues beyond them and lets idle threads end. */
+    private static ThreadPoolExecutor boundedPool(int threads, String prefix) {
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), DaemonThreads.factory(prefix));
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
     }
 
     @Override
@@ -121,13 +148,8 @@ public final class SharedLockClient implements LockClient {
         }
     }
 
-    private Optional<Lease> acquire(String name, Duration wait, boolean threadOwned) throws InterruptedException {
-        Objects.requireNonNull(wait, "wait");
-        if (wait.isNegative()) {
-            throw new IllegalArgumentException("wait for lock '" + name + "' must not be negative: " + wait);
-        }
+    private Optional<Lease> acquire(String name, Deadline deadline, boolean threadOwned) throws InterruptedException {
         ensureOpen();
-        long deadline = Deadlines.after(wait);
         Thread me = Thread.currentThread();
         LocalLock local = retain(name);
         boolean permit = false;
@@ -140,7 +162,7 @@ public final class SharedLockClient implements LockClient {
                     }
                 }
             }
-            permit = local.gate.tryAcquire(Deadlines.remaining(deadline), TimeUnit.NANOSECONDS);
+            permit = local.gate.tryAcquire(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
             if (!permit) {
                 return Optional.empty();
             }
@@ -180,7 +202,16 @@ public final class SharedLockClient implements LockClient {
         }
     }
 
-    private BackendLease acquireFromBackend(String name, long deadline, Validity validity) throws InterruptedException {
+    /** The deadline of a call that waits {@code wait}, counted from now. */
+    private static Deadline deadlineAfter(String name, Duration wait) {
+        Objects.requireNonNull(wait, "wait");
+        if (wait.isNegative()) {
+            throw new IllegalArgumentException("wait for lock '" + name + "' must not be negative: " + Durations.format(wait));
+        }
+        return Deadline.after(wait);
+    }
+
+    private BackendLease acquireFromBackend(String name, Deadline deadline, Validity validity) throws InterruptedException {
         try {
             return backend.acquire(name, deadline, validity);
         } catch (LockException | IllegalArgumentException | IllegalStateException e) {
@@ -373,22 +404,19 @@ public final class SharedLockClient implements LockClient {
 
         @Override
         public Optional<Lease> tryLock(Duration wait) throws InterruptedException {
-            return acquire(name, wait, true);
+            return acquire(name, deadlineAfter(name, wait), true);
         }
 
         @Override
         public CompletableFuture<Optional<Lease>> tryLockAsync(Duration wait) {
-            Objects.requireNonNull(wait, "wait");
-            if (wait.isNegative()) {
-                throw new IllegalArgumentException("wait for lock '" + name + "' must not be negative: " + wait);
-            }
+            Deadline deadline = deadlineAfter(name, wait);
             ensureOpen();
             CompletableFuture<Optional<Lease>> result = new CompletableFuture<>();
             Future<?> task;
             try {
                 task = workers.submit(() -> {
                     try {
-                        Optional<Lease> lease = acquire(name, wait, false);
+                        Optional<Lease> lease = acquire(name, deadline, false);
                         if (!result.complete(lease)) {
                             lease.ifPresent(Lease::close); // cancelled meanwhile: nobody will close it
                         }

@@ -1,6 +1,7 @@
 package io.latchkey.internal;
 
 import io.latchkey.LockOptions;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LockProviderFactory;
 import io.latchkey.spi.LockUri;
 import io.latchkey.spi.LockUri.HostAndPort;
@@ -19,16 +20,12 @@ import java.util.TreeSet;
  * so the text is split here.
  * Every error quotes the bad part and the URI with its password hidden.
  */
-public final class UriParser {
+final class UriParser {
 
     /** The option names every backend understands. */
-    public static final Set<String> SHARED_OPTIONS = Set.of("lease", "safetyMargin", "timeout", "namespace");
+    static final Set<String> SHARED_OPTIONS = Set.of("lease", "safetyMargin", "timeout", "namespace");
 
     private UriParser() {
-    }
-
-    /** The result: what the backend needs of the URI, and the options with the URI's query applied. */
-    public record Parsed(LockUri uri, LockOptions options) {
     }
 
     private static final java.util.regex.Pattern SCHEME = java.util.regex.Pattern.compile("[A-Za-z][A-Za-z0-9+.-]*");
@@ -48,7 +45,7 @@ public final class UriParser {
      * Parses {@code uri} as text: {@link URI} cannot hold a list of hosts with bracketed IPv6
      * addresses, so the string is split here.
      */
-    public static Parsed parse(String uri, LockOptions base, LockProviderFactory provider) {
+    static LockUri.Parsed parse(String uri, LockOptions base, LockProviderFactory provider) {
         String scheme = scheme(uri);
         String shown = redact(uri);
         if (uri.indexOf('#') >= 0) {
@@ -88,7 +85,7 @@ public final class UriParser {
         if (!query.isEmpty()) {
             query(query, options, provider, shown);
         }
-        return new Parsed(new LockUri(scheme, hosts, path, shown), options.build());
+        return new LockUri.Parsed(new LockUri(scheme, hosts, path, shown), options.build());
     }
 
     private static HostAndPort host(String part, String scheme, String shown, LockProviderFactory provider) {
@@ -188,7 +185,7 @@ public final class UriParser {
     }
 
     /** The URI with the password of its user info replaced by {@code ****}. */
-    public static String redact(String uri) {
+    static String redact(String uri) {
         return uri.replaceFirst("(//[^/@:?#]*:)[^/@?#]*@", "$1****@");
     }
 }

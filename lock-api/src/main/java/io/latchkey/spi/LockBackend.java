@@ -20,8 +20,8 @@ public interface LockBackend extends AutoCloseable {
     String describe(String lockName);
 
     /**
-     * Acquires the lock, waiting until {@code deadlineNanos} (on {@link System#nanoTime()}) at most for
-     * a holder to release it. Tries at least once even if the deadline has already passed.
+     * Acquires the lock, waiting until {@code deadline} at most for a holder to release it. Tries at
+     * least once even if the deadline has already passed.
      *
      * <p>Before returning a handle, the backend reports the grant to {@code evidence} with
      * {@link LeaseEvidence#confirmed}; while the handle is held it keeps renewing and reports every
@@ -32,7 +32,7 @@ public interface LockBackend extends AutoCloseable {
      *     deadline plus {@link io.latchkey.LockOptions#timeout()}
      * @throws InterruptedException if interrupted; nothing is left held or queued
      */
-    BackendLease acquire(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException;
+    BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException;
 
     /** Disconnects and stops every thread the backend started. Called once, after every lease was released. */
     @Override

@@ -2,7 +2,7 @@ package io.latchkey.spi;
 
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
-import io.latchkey.internal.SharedLockClient;
+import io.latchkey.internal.Connector;
 
 /**
  * Wraps a {@link LockBackend} in the shared client layer. Backends use it for their factory methods
@@ -19,6 +19,6 @@ public final class LockClients {
      * @param backendName a short name of the backend for thread names and logs, such as {@code redis}
      */
     public static LockClient of(String backendName, LockBackend backend, LockOptions options) {
-        return new SharedLockClient(backendName, backend, options);
+        return Connector.wrap(backendName, backend, options);
     }
 }

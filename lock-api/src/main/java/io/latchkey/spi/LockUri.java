@@ -24,6 +24,27 @@ public record LockUri(String scheme, List<HostAndPort> hosts, String path, Strin
         }
     }
 
+    /**
+     * Parses {@code uri} the way {@link io.latchkey.LockClient#connect(String)} does, without
+     * connecting: the scheme, hosts and path for {@code provider}, and {@code base} with the URI's
+     * query and credentials applied and checked against the shared options and
+     * {@link LockProviderFactory#backendOptions()}. For a backend's own tests of its URI forms.
+     *
+     * @throws IllegalArgumentException quoting the bad part, with the password redacted
+     */
+    public static Parsed parse(String uri, io.latchkey.LockOptions base, LockProviderFactory provider) {
+        return io.latchkey.internal.Connector.parse(uri, base, provider);
+    }
+
+    /** A parsed URI: what the backend needs of it, and the options with its query applied. */
+    public record Parsed(LockUri uri, io.latchkey.LockOptions options) {
+
+        public Parsed {
+            Objects.requireNonNull(uri, "uri");
+            Objects.requireNonNull(options, "options");
+        }
+    }
+
     /** A host and port. */
     public record HostAndPort(String host, int port) {
 

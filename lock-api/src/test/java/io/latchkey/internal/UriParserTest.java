@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.latchkey.LockOptions;
+import io.latchkey.spi.LockUri;
 import io.latchkey.memory.InMemoryProvider;
 import io.latchkey.spi.LockUri.HostAndPort;
 import java.time.Duration;
@@ -15,7 +16,7 @@ class UriParserTest {
 
     final InMemoryProvider provider = new InMemoryProvider();
 
-    UriParser.Parsed parse(String uri) {
+    LockUri.Parsed parse(String uri) {
         return UriParser.parse(uri, LockOptions.defaults(), provider);
     }
 
@@ -26,7 +27,7 @@ class UriParserTest {
     @Test
     @DisplayName("several hosts with and without ports, a path and shared options")
     void full() {
-        UriParser.Parsed p = parse("memory://zk1:2181,zk2,[::1]:2183/locks/app?lease=15s&safetyMargin=500ms&timeout=2m&namespace=ns");
+        LockUri.Parsed p = parse("memory://zk1:2181,zk2,[::1]:2183/locks/app?lease=15s&safetyMargin=500ms&timeout=2m&namespace=ns");
         assertThat(p.uri().scheme()).isEqualTo("memory");
         assertThat(p.uri().hosts()).containsExactly(new HostAndPort("zk1", 2181), new HostAndPort("zk2", 1), new HostAndPort("::1", 2183));
         assertThat(p.uri().path()).isEqualTo("/locks/app");
@@ -39,7 +40,7 @@ class UriParserTest {
     @Test
     @DisplayName("credentials move into the options and the password never shows")
     void credentials() {
-        UriParser.Parsed p = parse("memory://app:s%40cret@host:1/0?flavour=x");
+        LockUri.Parsed p = parse("memory://app:s%40cret@host:1/0?flavour=x");
         assertThat(p.options().username()).isEqualTo("app");
         assertThat(p.options().password()).isEqualTo("s@cret");
         assertThat(p.options().backendOption("flavour", null)).isEqualTo("x");
@@ -51,7 +52,7 @@ class UriParserTest {
     @DisplayName("the URI's options override those given in code; the rest of the code options stay")
     void overrides() {
         LockOptions code = LockOptions.builder().lease(Duration.ofSeconds(40)).timeout(Duration.ofSeconds(9)).build();
-        UriParser.Parsed p = UriParser.parse("memory://h?lease=10s", code, provider);
+        LockUri.Parsed p = UriParser.parse("memory://h?lease=10s", code, provider);
         assertThat(p.options().lease()).isEqualTo(Duration.ofSeconds(10));
         assertThat(p.options().timeout()).isEqualTo(Duration.ofSeconds(9));
     }

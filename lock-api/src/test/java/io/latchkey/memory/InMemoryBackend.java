@@ -2,6 +2,7 @@ package io.latchkey.memory;
 
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import java.time.Duration;
@@ -59,7 +60,7 @@ public final class InMemoryBackend implements LockBackend {
     }
 
     @Override
-    public BackendLease acquire(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException {
+    public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         acquireCalls.incrementAndGet();
         int now = concurrentAcquires.incrementAndGet();
         maxConcurrentAcquires.accumulateAndGet(now, Math::max);
@@ -84,7 +85,7 @@ public final class InMemoryBackend implements LockBackend {
                     h.schedule();
                     return h;
                 }
-                long left = deadlineNanos - System.nanoTime();
+                long left = deadline.nanoTime() - System.nanoTime();
                 if (left <= 0) {
                     return null;
                 }

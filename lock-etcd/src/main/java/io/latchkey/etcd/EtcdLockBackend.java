@@ -20,9 +20,9 @@ import io.grpc.Status;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
-import io.latchkey.internal.Deadlines;
-import io.latchkey.internal.Threads;
 import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.DaemonThreads;
+import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import io.vertx.core.Vertx;
@@ -80,7 +80,7 @@ final class EtcdLockBackend implements LockBackend {
         this.where = where;
         this.user = options.username();
         this.keepalives = new ScheduledThreadPoolExecutor(1,
-                Threads.daemon("latchkey-etcd-" + BACKENDS.incrementAndGet() + "-keepalive"));
+                DaemonThreads.factory("latchkey-etcd-" + BACKENDS.incrementAndGet() + "-keepalive"));
         this.keepalives.setRemoveOnCancelPolicy(true);
     }
 
@@ -96,24 +96,24 @@ final class EtcdLockBackend implements LockBackend {
     }
 
     @Override
-    public BackendLease acquire(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException {
+    public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         while (true) {
             try {
-                return attempt(lockName, deadlineNanos, evidence);
+                return attempt(lockName, deadline, evidence);
             } catch (LockBackendUnavailableException e) {
                 // gRPC reconnects with a growing backoff after a restart, and an election briefly fails
                 // requests or ends a waiter's lease: try again with a fresh lease while the caller still waits
-                if (Deadlines.passed(deadlineNanos)) {
+                if (deadline.hasPassed()) {
                     throw e;
                 }
                 log.debug("lock '{}': trying again until the wait ends: {}", lockName, e.getMessage());
-                TimeUnit.NANOSECONDS.sleep(Math.min(Deadlines.remaining(deadlineNanos), TimeUnit.MILLISECONDS.toNanos(200)));
+                TimeUnit.NANOSECONDS.sleep(Math.min(deadline.remainingNanos(), TimeUnit.MILLISECONDS.toNanos(200)));
             }
         }
     }
 
     /** One attempt with a lease of its own: the handle, or null if the deadline passed while waiting. */
-    private BackendLease attempt(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException {
+    private BackendLease attempt(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         String prefix = prefix(lockName);
         LeaseGrantResponse granted = call(lockName, "granting a lease", client.getLeaseClient()
                 .grant(ttlSeconds, timeout.toMillis(), TimeUnit.MILLISECONDS));
@@ -128,7 +128,7 @@ final class EtcdLockBackend implements LockBackend {
         try {
             lease.startKeepalive(keepalives);
             long revision = enqueue(lockName, lease);
-            if (!awaitTurn(lockName, prefix, lease, revision, deadlineNanos)) {
+            if (!awaitTurn(lockName, prefix, lease, revision, deadline)) {
                 return null;
             }
             confirm(lockName, lease, revision, evidence);
@@ -166,7 +166,7 @@ final class EtcdLockBackend implements LockBackend {
      *
      * @return false if the deadline passed first
      */
-    private boolean awaitTurn(String lockName, String prefix, EtcdLease lease, long revision, long deadline)
+    private boolean awaitTurn(String lockName, String prefix, EtcdLease lease, long revision, Deadline deadline)
             throws InterruptedException {
         Watch watch = client.getWatchClient();
         GetOption predecessor = GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
@@ -178,7 +178,7 @@ final class EtcdLockBackend implements LockBackend {
             if (r.getKvs().isEmpty()) {
                 return true;
             }
-            if (Deadlines.passed(deadline)) {
+            if (deadline.hasPassed()) {
                 return false;
             }
             KeyValue before = r.getKvs().get(0);
@@ -195,7 +195,7 @@ final class EtcdLockBackend implements LockBackend {
                     error -> changed.countDown(), // re-read instead of trusting a broken watch
                     changed::countDown))) {
                 // the watch is a shortcut: re-reading every timeout also covers a watch that went quiet
-                changed.await(Math.min(Deadlines.remaining(deadline), timeout.toNanos()), TimeUnit.NANOSECONDS);
+                changed.await(Math.min(deadline.remainingNanos(), timeout.toNanos()), TimeUnit.NANOSECONDS);
             } finally {
                 lease.wakeOnLoss(null);
             }

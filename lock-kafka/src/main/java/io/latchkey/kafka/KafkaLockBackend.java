@@ -3,8 +3,8 @@ package io.latchkey.kafka;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
-import io.latchkey.internal.Deadlines;
 import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import java.nio.charset.StandardCharsets;
@@ -120,7 +120,7 @@ final class KafkaLockBackend implements LockBackend {
     }
 
     @Override
-    public BackendLease acquire(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException {
+    public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         String topic = topic(lockName);
         ensureTopic(lockName, topic);
         GroupMember member = new GroupMember(this, lockName, topic, MEMBERS.incrementAndGet(), evidence);
@@ -128,7 +128,7 @@ final class KafkaLockBackend implements LockBackend {
         boolean handedOut = false;
         try {
             member.start();
-            if (!member.awaitGrant(deadlineNanos)) {
+            if (!member.awaitGrant(deadline.nanoTime())) {
                 return null;
             }
             member.setToken(produceMarker(lockName, topic, member.clientId()));
@@ -157,15 +157,15 @@ final class KafkaLockBackend implements LockBackend {
 
     private void ensureTopic(String lockName, String topic) throws InterruptedException {
         long timeout = options.timeout().toNanos();
-        long deadline = Deadlines.after(options.timeout());
+        Deadline deadline = Deadline.after(options.timeout());
         try {
             Optional<TopicDescription> existing = describeTopic(topic, timeout);
             if (existing.isEmpty()) {
                 int rf = replicationFactor > 0 ? replicationFactor
-                        : Math.min(3, admin.describeCluster().nodes().get(Deadlines.remaining(deadline), TimeUnit.NANOSECONDS).size());
+                        : Math.min(3, admin.describeCluster().nodes().get(deadline.remainingNanos(), TimeUnit.NANOSECONDS).size());
                 try {
                     admin.createTopics(List.of(new NewTopic(topic, 1, (short) rf))).all()
-                            .get(Deadlines.remaining(deadline), TimeUnit.NANOSECONDS);
+                            .get(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
                     log.info("created topic '{}' for lock '{}' (1 partition, replication factor {})", topic, lockName, rf);
                 } catch (ExecutionException e) {
                     if (e.getCause() instanceof InvalidReplicationFactorException) {
@@ -179,7 +179,7 @@ final class KafkaLockBackend implements LockBackend {
                     }
                 }
                 // brokers learn of a new topic from the controller a little later
-                long visibleBy = System.nanoTime() + Math.max(Deadlines.remaining(deadline), timeout / 2);
+                long visibleBy = System.nanoTime() + Math.max(deadline.remainingNanos(), timeout / 2);
                 while ((existing = describeTopic(topic, Math.max(1, visibleBy - System.nanoTime()))).isEmpty()) {
                     if (System.nanoTime() - visibleBy >= 0) {
                         throw new TimeoutException("topic '" + topic + "' was created but is not visible yet");

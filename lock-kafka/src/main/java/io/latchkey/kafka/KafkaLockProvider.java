@@ -2,7 +2,7 @@ package io.latchkey.kafka;
 
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
-import io.latchkey.internal.Durations;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockProviderFactory;

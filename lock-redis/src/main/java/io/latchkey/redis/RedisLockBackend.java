@@ -2,9 +2,9 @@ package io.latchkey.redis;
 
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
-import io.latchkey.internal.Deadlines;
-import io.latchkey.internal.Threads;
 import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.DaemonThreads;
+import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import java.time.Duration;
@@ -77,7 +77,7 @@ final class RedisLockBackend implements LockBackend {
         // one or two lost answers do not end a healthy lease. Never slower than the watchdog's lease / 3.
         this.checkPeriodMillis = Math.max(1, Math.min(leaseMillis, leaseMillis - safetyMargin.toMillis()) / 3);
         this.checker = new ScheduledThreadPoolExecutor(1,
-                Threads.daemon("latchkey-redis-" + INSTANCES.incrementAndGet() + "-check"));
+                DaemonThreads.factory("latchkey-redis-" + INSTANCES.incrementAndGet() + "-check"));
         this.checker.setRemoveOnCancelPolicy(true);
     }
 
@@ -96,17 +96,17 @@ final class RedisLockBackend implements LockBackend {
     }
 
     @Override
-    public BackendLease acquire(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException {
+    public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         String key = key(lockName);
         RedissonFencedLock lock = fencedLock(key);
         long owner = OWNERS.decrementAndGet();
-        long waitMillis = TimeUnit.NANOSECONDS.toMillis(Deadlines.remaining(deadlineNanos));
+        long waitMillis = deadline.remainingMillis();
         // The caller's bound: the wait plus one timeout, for the acquire and its confirmation together.
-        long end = System.nanoTime() + Deadlines.remaining(deadlineNanos) + timeout.toNanos();
+        Deadline end = deadline.plus(timeout);
         RFuture<Long> pending = lock.tryLockAndGetTokenAsync(waitMillis, -1, TimeUnit.MILLISECONDS, owner);
         Long token;
         try {
-            token = pending.get(Deadlines.remaining(end), TimeUnit.NANOSECONDS);
+            token = pending.get(end.remainingNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             abandon(lock, pending, owner);
             throw e;
@@ -126,7 +126,7 @@ final class RedisLockBackend implements LockBackend {
         long sentAt = System.nanoTime();
         // The confirmation shares the caller's bound with the acquire, but gets at least a quarter of the
         // timeout, so that a grant that came in late is not thrown away for want of time.
-        long checkBound = Math.max(Deadlines.remaining(end), timeout.toNanos() / 4);
+        long checkBound = Math.max(end.remainingNanos(), timeout.toNanos() / 4);
         Long ttl;
         try {
             ttl = check(key, owner).get(Math.min(checkBound, timeout.toNanos()), TimeUnit.NANOSECONDS);

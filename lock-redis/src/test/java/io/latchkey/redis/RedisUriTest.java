@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
-import io.latchkey.internal.UriParser;
+import io.latchkey.spi.LockUri;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -14,7 +14,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class RedisUriTest {
 
     private static String yaml(String uri) throws Exception {
-        UriParser.Parsed parsed = UriParser.parse(uri, LockOptions.defaults(), new RedisLockProvider());
+        LockUri.Parsed parsed = LockUri.parse(uri, LockOptions.defaults(), new RedisLockProvider());
         return RedisConfigs.build(parsed.uri(), parsed.options()).toYAML();
     }
 

@@ -2,9 +2,9 @@ package io.latchkey.zookeeper;
 
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
-import io.latchkey.internal.Deadlines;
-import io.latchkey.internal.Threads;
 import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.DaemonThreads;
+import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import java.nio.charset.StandardCharsets;
@@ -13,10 +13,11 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -36,16 +37,22 @@ import org.slf4j.LoggerFactory;
  * The ZooKeeper {@link LockBackend}: Curator's {@link InterProcessMutex} under one base path, one
  * child path per lock name. Thread-safe.
  *
- * <p>Each acquire runs a fresh mutex on a worker thread of this backend while the caller waits at
- * most its deadline plus the {@code timeout} option, so a Curator call stuck on a dead server never
- * holds the caller longer; a worker that wins the lock after the caller gave up deletes its node at
- * once. The mutex's node path goes to a {@link ZooKeeperLease}, which releases by deleting that node;
+ * <p>Each acquire runs a mutex on a worker thread of this backend while the caller waits at most its
+ * deadline plus the {@code timeout} option, so a Curator call stuck on a dead server never holds the
+ * caller longer; a worker that wins the lock after the caller gave up deletes its node at once.
+ * Workers come from a pool of at most {@value #ACQUIRE_THREADS} threads, reused and ended after 30
+ * seconds idle: the shared layer admits one acquire per lock name at a time, so the bound is the
+ * number of distinct names a client acquires at the same moment; one more is refused with a
+ * {@link io.latchkey.LockException} that says so. The backend's other threads: one renewal timer,
+ * and Curator's own (its event thread and the ZooKeeper client's two). The mutex's node path goes to a {@link ZooKeeperLease}, which releases by deleting that node;
  * see {@link ZooKeeperLockProvider} for why that is sound.
  */
 final class ZooKeeperBackend implements LockBackend {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperBackend.class);
     private static final AtomicInteger BACKENDS = new AtomicInteger();
+    /** Acquisitions of distinct lock names one client runs at once. */
+    static final int ACQUIRE_THREADS = 64;
 
     final CuratorFramework client;
     final String basePath;
@@ -67,10 +74,12 @@ final class ZooKeeperBackend implements LockBackend {
         this.timeout = timeout;
         int id = BACKENDS.incrementAndGet();
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1,
-                Threads.daemon("latchkey-zookeeper-" + id + "-renewal"));
+                DaemonThreads.factory("latchkey-zookeeper-" + id + "-renewal"));
         timer.setRemoveOnCancelPolicy(true);
         this.renewer = timer;
-        this.acquirers = Executors.newCachedThreadPool(Threads.daemon("latchkey-zookeeper-" + id + "-acquire"));
+        // No queue: a queued acquire would spend its caller's wait doing nothing and then blame the server.
+        this.acquirers = new ThreadPoolExecutor(0, ACQUIRE_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
+                DaemonThreads.factory("latchkey-zookeeper-" + id + "-acquire"));
         client.getConnectionStateListenable().addListener(listener);
     }
 
@@ -84,17 +93,22 @@ final class ZooKeeperBackend implements LockBackend {
     }
 
     @Override
-    public BackendLease acquire(String lockName, long deadlineNanos, LeaseEvidence evidence) throws InterruptedException {
-        Attempt attempt = new Attempt(lockName, lockPath(lockName), deadlineNanos);
+    public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        Attempt attempt = new Attempt(lockName, lockPath(lockName), deadline);
         Future<?> task;
         try {
             task = acquirers.submit(attempt::run);
         } catch (java.util.concurrent.RejectedExecutionException e) {
-            throw new IllegalStateException("zookeeper lock backend is closed; lock '" + lockName + "' was not acquired", e);
+            if (acquirers.isShutdown()) {
+                throw new IllegalStateException("zookeeper lock backend is closed; lock '" + lockName + "' was not acquired", e);
+            }
+            throw new io.latchkey.LockException(lockName, "lock '" + lockName + "' (" + describe(lockName) + ") was not"
+                    + " acquired: this client already runs " + ACQUIRE_THREADS + " acquisitions of other lock names at"
+                    + " once, its bound; use another client for more", e);
         }
         String node;
         try {
-            node = attempt.await(deadlineNanos + timeout.toNanos());
+            node = attempt.await(deadline.plus(timeout));
         } finally {
             if (attempt.abandoned()) {
                 task.cancel(true);
@@ -169,16 +183,16 @@ final class ZooKeeperBackend implements LockBackend {
     private final class Attempt {
         private final String lockName;
         private final String lockPath;
-        private final long deadlineNanos;
+        private final Deadline deadline;
         private boolean done; // guarded by this
         private boolean abandoned; // guarded by this
         private String node; // guarded by this
         private Throwable error; // guarded by this
 
-        Attempt(String lockName, String lockPath, long deadlineNanos) {
+        Attempt(String lockName, String lockPath, Deadline deadline) {
             this.lockName = lockName;
             this.lockPath = lockPath;
-            this.deadlineNanos = deadlineNanos;
+            this.deadline = deadline;
         }
 
         void run() {
@@ -187,7 +201,7 @@ final class ZooKeeperBackend implements LockBackend {
             String won = null;
             Throwable failed = null;
             try {
-                long waitMillis = TimeUnit.NANOSECONDS.toMillis(Deadlines.remaining(deadlineNanos));
+                long waitMillis = deadline.remainingMillis();
                 if (mutex.acquire(waitMillis, TimeUnit.MILLISECONDS)) {
                     won = driver.ourPath;
                 }
@@ -210,10 +224,10 @@ final class ZooKeeperBackend implements LockBackend {
             }
         }
 
-        synchronized String await(long limitNanos) throws InterruptedException {
+        synchronized String await(Deadline limit) throws InterruptedException {
             try {
                 while (!done) {
-                    long left = limitNanos - System.nanoTime();
+                    long left = limit.remainingNanos();
                     if (left <= 0) {
                         abandoned = true;
                         throw new LockBackendUnavailableException(lockName, "zookeeper did not answer for lock '" + lockName

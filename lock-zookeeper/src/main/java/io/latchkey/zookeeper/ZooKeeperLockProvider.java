@@ -4,7 +4,7 @@ import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockClient;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
-import io.latchkey.internal.Threads;
+import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockProviderFactory;
@@ -116,7 +116,7 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
                 .retryPolicy(new RetryUntilElapsed(timeoutMs, Math.max(50, Math.min(1000, timeoutMs / 10))))
                 // the ensemble's own view of its addresses is not what this client reaches (containers, NAT)
                 .ensembleTracker(false)
-                .threadFactory(Threads.daemon("latchkey-zookeeper-curator"));
+                .threadFactory(DaemonThreads.factory("latchkey-zookeeper-curator"));
         if (options.username() != null) {
             builder.authorization("digest", (options.username() + ":" + options.password()).getBytes(StandardCharsets.UTF_8));
         }
