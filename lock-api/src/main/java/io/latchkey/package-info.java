@@ -1,7 +1,8 @@
 /**
  * Latchkey's public API: {@link io.latchkey.LockClient}, {@link io.latchkey.DistributedLock},
  * {@link io.latchkey.Lease}, {@link io.latchkey.LockOptions} and the exceptions. It names no backend
- * type; the backend is chosen by the artifact on the class path and the URI's scheme.
+ * type; the backend is chosen by the artifact on the class path and the URI's scheme. What every
+ * backend promises, rule by rule, is the contract: {@code docs/contract.md} in the repository.
  *
  * <h2>Decisions where the design leaves room</h2>
  * <ul>

@@ -241,7 +241,7 @@ final class SharedLockClient implements LockClient {
         locals.computeIfPresent(local.name, (k, v) -> v != local || --v.refs > 0 ? v : null);
     }
 
-    /** How many lock names this client currently tracks; for tests of rule 10. */
+    /** How many lock names this client currently tracks; for tests of contract rule 10 (docs/contract.md). */
     int trackedNames() {
         return locals.size();
     }

@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * <p>Keepalives are sent by this class with {@code keepAliveOnce} every third of the TTL, not through
  * jetcd's {@code Lease.keepAlive} observer: that stream resends every 500 ms while a response is late
  * and does not say which request a response answers, so the moment that precedes the server's renewal
- * (rule 7: {@link LeaseEvidence#confirmed}'s {@code sentAtNanos}) cannot be known from it. Here each
+ * (contract rule 7 in docs/contract.md: {@link LeaseEvidence#confirmed}'s {@code sentAtNanos}) cannot be known from it. Here each
  * response answers the one request whose send time was noted. A keepalive that fails, answers
  * {@code NOT_FOUND} (TTL 0) or gets no response within the {@code timeout} option ends the lease: the
  * loss is reported at once rather than retried, since nothing proves the key survived.

@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * order is first come, first served.
  *
  * <p>Guarantees: the fencing token is the create revision of the holder's key, which etcd never
- * reuses, not across restarts nor after keys expire (rule 8). A grant is reported only after
+ * reuses, not across restarts nor after keys expire (contract rule 8, docs/contract.md). A grant is reported only after
  * {@code LeaseTimeToLive} shows the lease still alive, and the validity deadline runs from the TTL the
  * server reports then, not from the requested TTL: etcd issue 11456 showed a lock granted on a lease
  * that had already expired. A waiter that gives up revokes its lease at once, so its key can never make

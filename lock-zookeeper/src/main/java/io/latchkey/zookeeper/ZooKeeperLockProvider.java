@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * container manager deletes a lock name's node once its last lock node is gone, so a million names
  * over time leave no million empty nodes.
  *
- * <p><b>Closing from any thread (rule 4).</b> {@code InterProcessMutex} keys its reentrancy bookkeeping
+ * <p><b>Closing from any thread (contract rule 4, docs/contract.md).</b> {@code InterProcessMutex} keys its reentrancy bookkeeping
  * by thread and refuses {@code release()} from another thread, yet the lock it holds is nothing but
  * its ephemeral sequential node, and its release deletes that node. So each acquire runs a fresh
  * mutex on a worker thread, the grant keeps the node's path and drops the mutex (the shared layer does
@@ -51,10 +51,10 @@ import org.slf4j.LoggerFactory;
  * closes. The worker thread also bounds a Curator call stuck on a dead server by the caller's deadline
  * plus the {@code timeout} option.
  *
- * <p><b>Lease and loss (rule 7).</b> The session timeout is the {@code lease} option (the server may
+ * <p><b>Lease and loss (contract rule 7).</b> The session timeout is the {@code lease} option (the server may
  * clamp it to its {@code min/maxSessionTimeout}; the negotiated value is used). See
  * {@link ZooKeeperLease} for the evidence; {@code SUSPENDED} lets the validity deadline run out,
- * {@code LOST} ends the lease. <b>Fencing (rule 8):</b> the lock node's {@code czxid}.
+ * {@code LOST} ends the lease. <b>Fencing (contract rule 8):</b> the lock node's {@code czxid}.
  *
  * <p><b>Security.</b> With a username and password, the client authenticates with the {@code digest}
  * scheme and creates the base path and all lock nodes with an ACL granting everything to that identity
