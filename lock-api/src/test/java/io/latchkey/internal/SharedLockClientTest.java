@@ -370,6 +370,38 @@ class SharedLockClientTest {
             assertThat(next).isPresent();
             next.get().close();
         }
+
+        @Test
+        @DisplayName("more waits than the pool's threads: at most ASYNC_THREADS threads, and every wait still ends in its bound")
+        void boundedThreads() throws Exception {
+            Lease held = newClient().lock("job").lock(Duration.ofSeconds(1));
+            SharedLockClient waiters = newClient();
+            Duration wait = Duration.ofMillis(300);
+            int calls = SharedLockClient.ASYNC_THREADS + 8;
+            long start = System.nanoTime();
+            List<CompletableFuture<Optional<Lease>>> pending = new ArrayList<>();
+            for (int i = 0; i < calls; i++) {
+                pending.add(waiters.lock("job").tryLockAsync(wait));
+            }
+            int most = 0;
+            while (!pending.stream().allMatch(CompletableFuture::isDone)) {
+                most = Math.max(most, asyncThreadsAlive());
+                Thread.sleep(5);
+            }
+            // The queued calls start after the first ones gave up, their waits already spent, and still
+            // try once: together they end within one wait plus a timeout, not one wait each.
+            assertThat(millisSince(start)).isLessThan(wait.plus(TIMEOUT).multipliedBy(2).toMillis());
+            for (CompletableFuture<Optional<Lease>> f : pending) {
+                assertThat(f.get()).isEmpty();
+            }
+            assertThat(most).isPositive().isLessThanOrEqualTo(SharedLockClient.ASYNC_THREADS);
+            held.close();
+        }
+
+        private int asyncThreadsAlive() {
+            return (int) Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.getName().startsWith("latchkey-memory-") && t.getName().contains("-async-")).count();
+        }
     }
 
     @Nested
@@ -413,21 +445,23 @@ class SharedLockClientTest {
             SharedLockClient client = newClient();
             DistributedLock lock = client.lock("job");
             Lease held = lock.lock(Duration.ofSeconds(1));
-            CountDownLatch started = new CountDownLatch(1);
+            CompletableFuture<Thread> waiting = new CompletableFuture<>();
             Future<Optional<Lease>> waiter = threads.submit(() -> {
-                started.countDown();
+                waiting.complete(Thread.currentThread());
                 return lock.tryLock(Duration.ofSeconds(30));
             });
-            started.await();
-            Thread.sleep(100);
+            Thread waiterThread = waiting.get(10, TimeUnit.SECONDS);
+            // Blocked means parked in the wait, not merely started: poll its state until the wait's own bound.
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (waiterThread.getState() != Thread.State.TIMED_WAITING && System.nanoTime() - until < 0) {
+                Thread.onSpinWait();
+            }
+            assertThat(waiterThread.getState()).as("the waiter is blocked in tryLock").isEqualTo(Thread.State.TIMED_WAITING);
             client.close();
             assertThat(held.isValid()).isFalse();
-            try {
-                Optional<Lease> result = waiter.get(10, TimeUnit.SECONDS);
-                assertThat(result).as("a waiter must not hold the lock of a closed client").isEmpty();
-            } catch (java.util.concurrent.ExecutionException e) {
-                assertThat(e.getCause()).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
-            }
+            assertThatThrownBy(() -> waiter.get(10, TimeUnit.SECONDS))
+                    .as("a waiter of a closed client gets neither the lock nor an empty result")
+                    .hasCauseInstanceOf(IllegalStateException.class).cause().hasMessageContaining("closed");
             assertThat(server.lockCount()).isZero();
         }
     }

@@ -19,7 +19,12 @@
  *       leaves. Waiters stay in the group until they are assigned the partition or their wait ends;
  *       holders poll on while the business code runs, so {@code max.poll.interval.ms} never expels
  *       them. A zero wait still joins once and waits for that rebalance. Release closes the consumer,
- *       which leaves the group at once; the next waiter takes over at its next heartbeat.</li>
+ *       which leaves the group at once; the next waiter takes over at its next heartbeat.
+ *       That is the protocol's cost, and it is per contender, not per client: each holder and each
+ *       waiter is one {@code KafkaConsumer} with its polling thread ({@code latchkey-kafka-<topic>-<n>}),
+ *       the consumer's own heartbeat thread, and connections to the group coordinator and the
+ *       partition's leader. A client waiting on ten locks at once runs twenty threads for them; the
+ *       shared layer admits one contender per lock name and client, which bounds it.</li>
  *   <li><b>Lease.</b> {@code lease} is {@code session.timeout.ms}. The holder's validity comes from
  *       its own heartbeat evidence (the broker never tells a cut-off member it was expelled), with
  *       {@code min(session.timeout.ms, max.poll.interval.ms)} as the time the broker keeps a silent
