@@ -1,5 +1,6 @@
 package io.latchkey;
 
+import io.latchkey.spi.Durations;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.Map;
@@ -26,6 +27,12 @@ import java.util.TreeMap;
  */
 public final class LockOptions {
 
+    /**
+     * The longest lease and timeout accepted: a day. The lease is the failover bound after a crash;
+     * longer ones are mistakes, and a cap keeps every deadline computed from them far from overflow.
+     */
+    public static final Duration MAX_DURATION = Duration.ofDays(1);
+
     private static final LockOptions DEFAULTS = builder().build();
 
     private final Duration lease;
@@ -45,8 +52,9 @@ public final class LockOptions {
         this.password = b.password;
         this.backendOptions = Collections.unmodifiableMap(new TreeMap<>(b.backendOptions));
         if (safetyMargin().compareTo(lease) >= 0) {
-            throw new IllegalArgumentException(
-                    "safety margin must be shorter than the lease: safetyMargin=" + safetyMargin() + ", lease=" + lease);
+            throw new IllegalArgumentException("safety margin must be shorter than the lease: safetyMargin="
+                    + Durations.format(safetyMargin()) + ", lease=" + Durations.format(lease)
+                    + "; shorten the margin or lengthen the lease");
         }
     }
 
@@ -112,7 +120,8 @@ public final class LockOptions {
 
     @Override
     public String toString() {
-        return "LockOptions{lease=" + lease + ", safetyMargin=" + safetyMargin() + ", timeout=" + timeout
+        return "LockOptions{lease=" + Durations.format(lease) + ", safetyMargin=" + Durations.format(safetyMargin())
+                + ", timeout=" + Durations.format(timeout)
                 + ", namespace=" + namespace + ", username=" + username
                 + ", password=" + (password == null ? "null" : "****") + ", backendOptions=" + backendOptions + '}';
     }
@@ -139,7 +148,7 @@ public final class LockOptions {
         public Builder safetyMargin(Duration safetyMargin) {
             Objects.requireNonNull(safetyMargin, "safetyMargin");
             if (safetyMargin.isNegative()) {
-                throw new IllegalArgumentException("safety margin must not be negative: " + safetyMargin);
+                throw new IllegalArgumentException("safety margin must not be negative: " + Durations.format(safetyMargin));
             }
             this.safetyMargin = safetyMargin;
             return this;
@@ -184,7 +193,11 @@ public final class LockOptions {
         private static Duration positive(String what, Duration d) {
             Objects.requireNonNull(d, what);
             if (d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException(what + " must be positive: " + d);
+                throw new IllegalArgumentException(what + " must be positive: " + Durations.format(d));
+            }
+            if (d.compareTo(MAX_DURATION) > 0) {
+                throw new IllegalArgumentException(what + " must be at most " + Durations.format(MAX_DURATION) + ": "
+                        + Durations.format(d));
             }
             return d;
         }

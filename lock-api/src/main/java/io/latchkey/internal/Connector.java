@@ -44,6 +44,14 @@ public final class Connector {
         return new SharedLockClient(backendName, backend, options);
     }
 
+    /** {@link io.latchkey.spi.LockClients#checkOptions}. */
+    public static LockOptions checkOptions(LockProviderFactory provider, LockOptions options, String where) {
+        Objects.requireNonNull(provider, "provider");
+        Objects.requireNonNull(options, "options");
+        UriParser.checkBackendOptions(options, provider, where);
+        return options;
+    }
+
     /** {@link LockUri#parse}. */
     public static LockUri.Parsed parse(String uri, LockOptions base, LockProviderFactory provider) {
         Objects.requireNonNull(uri, "uri");

@@ -82,10 +82,35 @@ final class UriParser {
         for (String part : authority.split(",", -1)) {
             hosts.add(host(part, scheme, shown, provider));
         }
-        if (!query.isEmpty()) {
-            query(query, options, provider, shown);
+        LockOptions built;
+        try {
+            if (!query.isEmpty()) {
+                query(query, options, provider, shown);
+            }
+            built = options.build();
+        } catch (IllegalArgumentException e) {
+            if (e.getMessage() != null && e.getMessage().contains(shown)) {
+                throw e;
+            }
+            throw new IllegalArgumentException(e.getMessage() + " (lock URI '" + shown + "')", e);
         }
-        return new LockUri.Parsed(new LockUri(scheme, hosts, path, shown), options.build());
+        checkBackendOptions(built, provider, "lock URI '" + shown + "'");
+        return new LockUri.Parsed(new LockUri(scheme, hosts, path, shown), built);
+    }
+
+    /**
+     * Refuses backend options that {@code provider} does not declare, wherever they were set: a typo in
+     * code ({@code backendOption("leese", ...)}) must fail as loudly as the same typo in a URI.
+     */
+    static void checkBackendOptions(LockOptions options, LockProviderFactory provider, String where) {
+        for (String name : options.backendOptions().keySet()) {
+            if (!provider.backendOptions().contains(name)) {
+                Set<String> known = new TreeSet<>(SHARED_OPTIONS);
+                known.addAll(provider.backendOptions());
+                throw new IllegalArgumentException("unknown option '" + name + "' given in code for " + where
+                        + "; known options: " + String.join(", ", known));
+            }
+        }
     }
 
     private static HostAndPort host(String part, String scheme, String shown, LockProviderFactory provider) {

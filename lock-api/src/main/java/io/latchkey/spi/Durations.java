@@ -11,7 +11,9 @@ import java.util.regex.Pattern;
  */
 public final class Durations {
 
-    private static final Pattern FORM = Pattern.compile("(\\d{1,12})(ms|s|m|h)");
+    // Nine digits of hours still fit a Duration's nanoseconds many times over: parsing never overflows,
+    // and LockOptions then bounds what an option may be.
+    private static final Pattern FORM = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
 
     private Durations() {
     }
@@ -59,7 +61,10 @@ public final class Durations {
             return nanos + "ns";
         }
         long ms = nanos / 1_000_000;
-        if (ms == 0 || ms % 1000 != 0) {
+        if (ms == 0) {
+            return "0s";
+        }
+        if (ms % 1000 != 0) {
             return ms + "ms";
         }
         long s = ms / 1000;

@@ -21,4 +21,17 @@ public final class LockClients {
     public static LockClient of(String backendName, LockBackend backend, LockOptions options) {
         return Connector.wrap(backendName, backend, options);
     }
+
+    /**
+     * Checks {@code options} the way {@link LockClient#connect} does, for a factory method that takes
+     * the application's own client: every backend option must be one that {@code provider} declares.
+     * Call it first, before building anything from the options.
+     *
+     * @param where what the options are for, for the message, such as {@code "the application's Redisson client"}
+     * @return {@code options}
+     * @throws IllegalArgumentException naming the unknown option and listing the known ones
+     */
+    public static LockOptions checkOptions(LockProviderFactory provider, LockOptions options, String where) {
+        return Connector.checkOptions(provider, options, where);
+    }
 }

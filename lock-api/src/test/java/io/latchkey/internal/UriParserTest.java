@@ -68,7 +68,8 @@ class UriParserTest {
     @DisplayName("a bad duration quotes the value and shows the accepted forms")
     void badDuration() {
         rejects("memory://h?lease=15x",
-                "bad duration '15x' for option 'lease': write a whole number with a unit, such as 500ms, 15s, 2m or 1h");
+                "bad duration '15x' for option 'lease': write a whole number with a unit, such as 500ms, 15s, 2m or 1h"
+                        + " (lock URI 'memory://h?lease=15x')");
     }
 
     @Test
@@ -116,6 +117,27 @@ class UriParserTest {
     @Test
     @DisplayName("a safety margin not shorter than the lease is refused")
     void marginVersusLease() {
-        rejects("memory://h?lease=1s&safetyMargin=1s", "safety margin must be shorter than the lease: safetyMargin=PT1S, lease=PT1S");
+        rejects("memory://h?lease=1s&safetyMargin=1s", "safety margin must be shorter than the lease: safetyMargin=1s,"
+                + " lease=1s; shorten the margin or lengthen the lease (lock URI 'memory://h?lease=1s&safetyMargin=1s')");
+    }
+
+    @Test
+    @DisplayName("a zero or enormous lease is refused in the user's own units, quoting the URI, without overflow")
+    void leaseBounds() {
+        rejects("memory://h?lease=0s", "lease must be positive: 0s (lock URI 'memory://h?lease=0s')");
+        rejects("memory://h?lease=999999999h", "lease must be at most 24h: 999999999h (lock URI 'memory://h?lease=999999999h')");
+        rejects("memory://h?timeout=1500m", "timeout must be at most 24h: 25h (lock URI 'memory://h?timeout=1500m')");
+    }
+
+    @Test
+    @DisplayName("a backend option given in code is checked like one in the URI")
+    void backendOptionInCode() {
+        LockOptions code = LockOptions.builder().backendOption("leese", "10s").build();
+        assertThatThrownBy(() -> UriParser.parse("memory://h", code, provider))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("unknown option 'leese' given in code for lock URI 'memory://h'; known options: flavour,"
+                        + " lease, namespace, safetyMargin, timeout");
+        assertThat(UriParser.parse("memory://h", LockOptions.builder().backendOption("flavour", "x").build(), provider)
+                .options().backendOption("flavour", null)).isEqualTo("x");
     }
 }

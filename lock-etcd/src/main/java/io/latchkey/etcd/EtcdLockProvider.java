@@ -66,12 +66,6 @@ public final class EtcdLockProvider implements LockProviderFactory {
     public LockBackend connect(LockUri uri, LockOptions options) {
         Objects.requireNonNull(uri, "uri");
         Objects.requireNonNull(options, "options");
-        for (String name : options.backendOptions().keySet()) {
-            if (!backendOptions().contains(name)) {
-                throw new IllegalArgumentException("unknown etcd option '" + name + "' in " + uri.redacted()
-                        + "; known: " + backendOptions());
-            }
-        }
         File cacert = cacert(uri, options);
         String namespace = namespace(uri, options);
         long ttl = ttlSeconds(options.lease());
@@ -130,7 +124,7 @@ public final class EtcdLockProvider implements LockProviderFactory {
      */
     public static LockClient client(Client etcd, LockOptions options) {
         Objects.requireNonNull(etcd, "etcd client");
-        Objects.requireNonNull(options, "options");
+        LockClients.checkOptions(new EtcdLockProvider(), options, "the application's etcd client");
         String namespace = options.namespace() == null ? DEFAULT_NAMESPACE : withSlash(options.namespace());
         EtcdLockBackend backend = new EtcdLockBackend(etcd, null, false, namespace, ttlSeconds(options.lease()), options,
                 "the application's etcd client");

@@ -91,18 +91,12 @@ public final class KafkaLockProvider implements LockProviderFactory {
      */
     public static LockClient newClient(Properties kafkaProperties, LockOptions options) {
         Objects.requireNonNull(kafkaProperties, "kafkaProperties");
-        Objects.requireNonNull(options, "options");
+        LockClients.checkOptions(new KafkaLockProvider(), options, "the application's Kafka properties");
         Map<String, Object> config = new HashMap<>();
         kafkaProperties.forEach((k, v) -> config.put(String.valueOf(k), v));
         Object servers = config.get("bootstrap.servers");
         if (servers == null || String.valueOf(servers).isBlank()) {
             throw new IllegalArgumentException("kafka properties must set bootstrap.servers, like broker1:9092,broker2:9092");
-        }
-        for (String name : options.backendOptions().keySet()) {
-            if (!OPTIONS.contains(name)) {
-                throw new IllegalArgumentException("unknown kafka lock option '" + name + "'; known options: "
-                        + String.join(", ", new java.util.TreeSet<>(OPTIONS)));
-            }
         }
         return LockClients.of("kafka", backend(config, options), options);
     }

@@ -53,7 +53,7 @@ public final class RedisLockProvider implements LockProviderFactory {
      */
     public static LockClient client(RedissonClient redisson, LockOptions options) {
         Objects.requireNonNull(redisson, "redisson");
-        Objects.requireNonNull(options, "options");
+        LockClients.checkOptions(new RedisLockProvider(), options, "the application's Redisson client");
         long watchdog = redisson.getConfig().getLockWatchdogTimeout();
         if (options.safetyMargin().compareTo(Duration.ofMillis(watchdog)) >= 0) {
             throw new IllegalArgumentException("safety margin must be shorter than the Redisson client's"

@@ -82,7 +82,7 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
      */
     public static LockClient client(CuratorFramework curator, String basePath, LockOptions options) {
         Objects.requireNonNull(curator, "curator");
-        Objects.requireNonNull(options, "options");
+        LockClients.checkOptions(new ZooKeeperLockProvider(), options, "the application's Curator client");
         if (curator.getState() != CuratorFrameworkState.STARTED) {
             throw new IllegalArgumentException("the Curator client must be started before Latchkey uses it; state: "
                     + curator.getState());
