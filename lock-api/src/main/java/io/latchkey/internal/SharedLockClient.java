@@ -328,8 +328,10 @@ final class SharedLockClient implements LockClient {
             try {
                 backendLease.release();
             } catch (RuntimeException e) {
-                log.warn("release of lost lock '{}' ({}) failed; it expires on its own", local.name,
-                        backend.describe(local.name), e);
+                // Expected when the loss came from losing the backend: one line, the trace only for debugging.
+                log.warn("release of lost lock '{}' ({}) failed; it expires on its own: {}", local.name,
+                        backend.describe(local.name), e.getMessage());
+                log.debug("release of lost lock '{}' failed", local.name, e);
             }
         }
     }

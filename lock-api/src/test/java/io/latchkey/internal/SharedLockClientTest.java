@@ -268,6 +268,35 @@ class SharedLockClientTest {
     class Loss {
 
         @Test
+        @DisplayName("a release that fails after a loss is one WARN line naming the lock, without a stack trace")
+        void quietReleaseFailure() throws Exception {
+            java.io.PrintStream stderr = System.err;
+            java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+            Lease lease = newClient().lock("job").lock(Duration.ofSeconds(1));
+            InMemoryBackend backend = backends.get(0);
+            System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+            try {
+                backend.reachable.set(false);
+                lease.lost().toCompletableFuture().get(LEASE.multipliedBy(3).toMillis(), TimeUnit.MILLISECONDS);
+                long until = System.nanoTime() + TIMEOUT.multipliedBy(4).toNanos();
+                while (!captured.toString(java.nio.charset.StandardCharsets.UTF_8).contains("release of lost lock")
+                        && System.nanoTime() - until < 0) {
+                    Thread.sleep(10);
+                }
+            } finally {
+                System.setErr(stderr);
+            }
+            List<String> lines = captured.toString(java.nio.charset.StandardCharsets.UTF_8).lines()
+                    .filter(l -> !l.isBlank()).collect(java.util.stream.Collectors.toList());
+            List<String> releaseLines = lines.stream().filter(l -> l.contains("release of lost lock")).collect(java.util.stream.Collectors.toList());
+            assertThat(releaseLines).hasSize(1);
+            assertThat(releaseLines.get(0)).contains("WARN").contains("'job'").contains("memory server unreachable");
+            assertThat(lines).noneMatch(l -> l.startsWith("\tat ") || l.contains("Exception:"));
+            backend.reachable.set(true);
+            lease.close();
+        }
+
+        @Test
         @DisplayName("a lease whose renewal evidence stops is invalid by its deadline, with no call from the backend")
         void expiresOnItsOwn() throws Exception {
             Lease lease = newClient().lock("job").lock(Duration.ofSeconds(1));
