@@ -1,7 +1,9 @@
 package io.latchkey;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -20,6 +22,7 @@ import java.util.TreeMap;
  *   <li>{@code namespace}: the prefix (key prefix, base path, topic prefix) that keeps this
  *       application's locks apart from others on the same backend; each backend has a default.</li>
  *   <li>{@code username} and {@code password}: credentials, when the backend requires them.</li>
+ *   <li>{@code listeners}: the {@link LockListener}s every client built with these options starts with.</li>
  * </ul>
  *
  * <p>Instances are immutable and thread-safe; build them with {@link #builder()}.
@@ -35,6 +38,7 @@ public final class LockOptions {
     private final String username;
     private final String password;
     private final Map<String, String> backendOptions;
+    private final List<LockListener> listeners;
 
     private LockOptions(Builder b) {
         this.lease = b.lease;
@@ -44,6 +48,7 @@ public final class LockOptions {
         this.username = b.username;
         this.password = b.password;
         this.backendOptions = Collections.unmodifiableMap(new TreeMap<>(b.backendOptions));
+        this.listeners = List.copyOf(b.listeners);
         if (safetyMargin().compareTo(lease) >= 0) {
             throw new IllegalArgumentException(
                     "safety margin must be shorter than the lease: safetyMargin=" + safetyMargin() + ", lease=" + lease);
@@ -69,6 +74,7 @@ public final class LockOptions {
         b.username = username;
         b.password = password;
         b.backendOptions.putAll(backendOptions);
+        b.listeners.addAll(listeners);
         return b;
     }
 
@@ -110,6 +116,11 @@ public final class LockOptions {
         return backendOptions.getOrDefault(name, defaultValue);
     }
 
+    /** The listeners of lock events every client with these options starts with, in order. */
+    public List<LockListener> listeners() {
+        return listeners;
+    }
+
     @Override
     public String toString() {
         return "LockOptions{lease=" + lease + ", safetyMargin=" + safetyMargin() + ", timeout=" + timeout
@@ -127,6 +138,7 @@ public final class LockOptions {
         private String username;
         private String password;
         private final Map<String, String> backendOptions = new TreeMap<>();
+        private final List<LockListener> listeners = new ArrayList<>();
 
         private Builder() {
         }
@@ -169,6 +181,12 @@ public final class LockOptions {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(value, "value");
             backendOptions.put(name, value);
+            return this;
+        }
+
+        /** Adds a listener of lock events; see {@link LockListener}. */
+        public Builder listener(LockListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener"));
             return this;
         }
 
