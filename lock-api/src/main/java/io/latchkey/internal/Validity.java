@@ -74,7 +74,7 @@ final class Validity implements LeaseEvidence {
 
     @Override
     public void lost(String reason, Throwable cause) {
-        markLost(reason, cause);
+        markLost(reason, cause, LockLostException.Reason.BACKEND);
     }
 
     /**
@@ -113,7 +113,7 @@ final class Validity implements LeaseEvidence {
             return false;
         }
         if (limitPassed()) {
-            markLost(limitReason, null);
+            markLost(limitReason, null, LockLostException.Reason.AT_MOST);
             return false;
         }
         if (System.nanoTime() - validUntil >= 0) {
@@ -208,7 +208,7 @@ final class Validity implements LeaseEvidence {
             }
         }
         if (limitPassed()) {
-            markLost(limitReason, null);
+            markLost(limitReason, null, LockLostException.Reason.AT_MOST);
         } else {
             expire();
         }
@@ -220,10 +220,10 @@ final class Validity implements LeaseEvidence {
             since = System.nanoTime() - (lastConfirmedAt != 0 ? lastConfirmedAt : createdAt);
         }
         markLost("no confirmation from the backend for " + Duration.ofNanos(since).toMillis()
-                + " ms, so the validity deadline (lease minus safety margin) passed", null);
+                + " ms, so the validity deadline (lease minus safety margin) passed", null, LockLostException.Reason.EXPIRED);
     }
 
-    private void markLost(String reason, Throwable cause) {
+    private void markLost(String reason, Throwable cause, LockLostException.Reason kind) {
         LockLostException exception;
         Consumer<LockLostException> callback;
         synchronized (this) {
@@ -234,7 +234,7 @@ final class Validity implements LeaseEvidence {
             if (closed) {
                 return;
             }
-            exception = new LockLostException(lockName, "lock '" + lockName + "' (" + where + ") lost: " + reason, cause);
+            exception = new LockLostException(lockName, "lock '" + lockName + "' (" + where + ") lost: " + reason, cause, kind);
             lost = exception;
             callback = onLost;
             if (check != null) {

@@ -410,6 +410,7 @@ class ScheduledJobsTest {
                 assertThat(recorder.next()).startsWith("acquired");
                 LockLostException loss = lease.lost().toCompletableFuture().get(BOUND_MS, TimeUnit.MILLISECONDS);
                 assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(atMost.toNanos() - TIMEOUT.toNanos());
+                assertThat(loss.reason()).isEqualTo(LockLostException.Reason.AT_MOST);
                 assertThat(loss).hasMessageContaining("atMost of 2400ms").hasMessageContaining("'job'");
                 assertThat(lease.isValid()).isFalse();
                 assertThat(recorder.next()).startsWith("lost job").contains("atMost");
