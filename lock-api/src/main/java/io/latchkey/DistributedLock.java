@@ -1,6 +1,7 @@
 package io.latchkey;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -61,4 +62,78 @@ public interface DistributedLock {
      * Cancelling the future before it completes releases the lock if it was acquired meanwhile.
      */
     CompletableFuture<Optional<Lease>> tryLockAsync(Duration wait);
+
+    /**
+     * Takes the lock like {@link #tryLock(Duration)}, waiting {@link LockRequest#waitTime()}, and applies
+     * the request's {@code atMost} and {@code atLeast} bounds to a new grant.
+     *
+     * @throws IllegalArgumentException if the request names a slot: slots apply to
+     *     {@link #runLocked}/{@link #callLocked} only
+     * @see #tryLock(Duration)
+     */
+    Optional<Lease> tryLock(LockRequest request) throws InterruptedException;
+
+    /**
+     * Runs {@code task} under the lock if it can be taken within {@code request}'s wait, and releases
+     * the lock afterwards (honouring {@code atLeast}).
+     *
+     * <p>The task runs only with a valid lease, on the calling thread, and gets the lease to read its
+     * fencing token and validity. If the lease is lost while the task runs, the calling thread is
+     * interrupted (unless {@link LockRequest#interruptOnLoss()} is off), and the result is
+     * {@link LockResult.Outcome#LOST} with whatever the task returned or threw; an interrupt caused
+     * that way is cleared before this method returns. An exception of the task is caught and
+     * reported as {@link LockResult.Outcome#FAILED}; errors propagate.
+     *
+     * <p>With a {@linkplain LockRequest#slot() slot}, the task runs at most once per slot across every
+     * client of the lock, without relying on synchronized clocks: the slot is a name for the run (for a
+     * cron job its scheduled fire time), not a reading of a clock. After acquiring, the holder reads
+     * the last completed slot the backend records with the lock; if the request's slot is at or before
+     * it, the task is skipped ({@link LockResult.Outcome#SLOT_DONE}) and the lock released at once.
+     * Otherwise the task runs and, if it completed (or threw and {@link LockRequest#markSlotOnFailure()}
+     * is on), its slot is recorded, only while the lease is still valid and guarded by its fencing
+     * token in the backend. A task that ran but whose slot could not be recorded (the lease was lost)
+     * is reported as {@link LockResult.Outcome#LOST}: another node may run the slot again.
+     *
+     * @throws LockBackendUnavailableException if the backend cannot be reached within the bound
+     * @throws LockException if the request names a slot and the backend does not record slots
+     * @throws InterruptedException if interrupted while waiting for the lock; the task did not run
+     */
+    <T> LockResult<T> callLocked(LockRequest request, LockCallable<T> task) throws InterruptedException;
+
+    /** {@link #callLocked} for a task without a value. */
+    default LockResult<Void> runLocked(LockRequest request, LockTask task) throws InterruptedException {
+        return callLocked(request, lease -> {
+            task.run(lease);
+            return null;
+        });
+    }
+
+    /** Runs {@code task} under the lock, waiting at most {@code wait} for it; see {@link #callLocked}. */
+    default LockResult<Void> runLocked(Duration wait, LockTask task) throws InterruptedException {
+        return runLocked(LockRequest.waiting(wait), task);
+    }
+
+    /** Computes {@code task} under the lock, waiting at most {@code wait} for it; see {@link #callLocked}. */
+    default <T> LockResult<T> callLocked(Duration wait, LockCallable<T> task) throws InterruptedException {
+        return callLocked(LockRequest.waiting(wait), task);
+    }
+
+    /**
+     * Whether the calling thread holds a valid lease of this lock through this client. Local
+     * knowledge: nothing is sent to the backend.
+     */
+    boolean isHeldByCurrentThread();
+
+    /**
+     * How many open leases of this lock the calling thread holds through this client (nested leases
+     * counted, a lost one too until it is closed); zero if none. A lease taken with
+     * {@link #tryLockAsync} belongs to no thread and is not counted.
+     */
+    int holdCount();
+
+    /**
+     * Whether this client holds a valid lease of this lock, on any thread or asynchronously. Local
+     * knowledge: nothing is sent to the backend.
+     */
+    boolean isHeldByThisClient();
 }

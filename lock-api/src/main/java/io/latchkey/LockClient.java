@@ -72,6 +72,19 @@ public interface LockClient extends AutoCloseable {
     LockOptions options();
 
     /**
+     * Adds a listener of this client's lock events, after those of {@link LockOptions#listeners()};
+     * see {@link LockListener} for how they are delivered. Adding the same listener twice delivers
+     * every event to it twice.
+     */
+    void addListener(LockListener listener);
+
+    /** Removes one registration of {@code listener}; events already queued may still reach it. */
+    void removeListener(LockListener listener);
+
+    /** The short name of the backend, such as {@code redis} or {@code zookeeper}, for logs and metrics. */
+    String backendName();
+
+    /**
      * Closes every lease this client still holds (releasing the locks), stops the client's threads and
      * disconnects from the backend, unless the backend connection was supplied by the application.
      * Idempotent.

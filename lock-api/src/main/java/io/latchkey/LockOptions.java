@@ -2,7 +2,9 @@ package io.latchkey;
 
 import io.latchkey.spi.Durations;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -21,6 +23,7 @@ import java.util.TreeMap;
  *   <li>{@code namespace}: the prefix (key prefix, base path, topic prefix) that keeps this
  *       application's locks apart from others on the same backend; each backend has a default.</li>
  *   <li>{@code username} and {@code password}: credentials, when the backend requires them.</li>
+ *   <li>{@code listeners}: the {@link LockListener}s every client built with these options starts with.</li>
  * </ul>
  *
  * <p>Instances are immutable and thread-safe; build them with {@link #builder()}.
@@ -42,6 +45,7 @@ public final class LockOptions {
     private final String username;
     private final String password;
     private final Map<String, String> backendOptions;
+    private final List<LockListener> listeners;
 
     private LockOptions(Builder b) {
         this.lease = b.lease;
@@ -51,6 +55,7 @@ public final class LockOptions {
         this.username = b.username;
         this.password = b.password;
         this.backendOptions = Collections.unmodifiableMap(new TreeMap<>(b.backendOptions));
+        this.listeners = List.copyOf(b.listeners);
         if (safetyMargin().compareTo(lease) >= 0) {
             throw new IllegalArgumentException("safety margin must be shorter than the lease: safetyMargin="
                     + Durations.format(safetyMargin()) + ", lease=" + Durations.format(lease)
@@ -77,6 +82,7 @@ public final class LockOptions {
         b.username = username;
         b.password = password;
         b.backendOptions.putAll(backendOptions);
+        b.listeners.addAll(listeners);
         return b;
     }
 
@@ -118,6 +124,11 @@ public final class LockOptions {
         return backendOptions.getOrDefault(name, defaultValue);
     }
 
+    /** The listeners of lock events every client with these options starts with, in order. */
+    public List<LockListener> listeners() {
+        return listeners;
+    }
+
     @Override
     public String toString() {
         return "LockOptions{lease=" + Durations.format(lease) + ", safetyMargin=" + Durations.format(safetyMargin())
@@ -136,6 +147,7 @@ public final class LockOptions {
         private String username;
         private String password;
         private final Map<String, String> backendOptions = new TreeMap<>();
+        private final List<LockListener> listeners = new ArrayList<>();
 
         private Builder() {
         }
@@ -178,6 +190,12 @@ public final class LockOptions {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(value, "value");
             backendOptions.put(name, value);
+            return this;
+        }
+
+        /** Adds a listener of lock events; see {@link LockListener}. */
+        public Builder listener(LockListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener"));
             return this;
         }
 

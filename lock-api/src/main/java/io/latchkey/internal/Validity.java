@@ -37,6 +37,9 @@ final class Validity implements LeaseEvidence {
     private volatile boolean confirmed;
     private volatile boolean closed;
     private volatile LockLostException lost;
+    private volatile boolean limited;
+    private volatile long limitAt;
+    private volatile String limitReason;
     private long lastConfirmedAt; // guarded by this
     private boolean started; // guarded by this
     private ScheduledFuture<?> check; // guarded by this
@@ -71,7 +74,17 @@ final class Validity implements LeaseEvidence {
 
     @Override
     public void lost(String reason, Throwable cause) {
-        markLost(reason, cause);
+        markLost(reason, cause, LockLostException.Reason.BACKEND);
+    }
+
+    /**
+     * Ends the lease at {@code atNanos} whatever the backend confirms: the {@code atMost} bound of a
+     * request. Called before {@link #start}.
+     */
+    synchronized void limit(long atNanos, String reason) {
+        limitAt = atNanos;
+        limitReason = reason;
+        limited = true;
     }
 
     /**
@@ -80,7 +93,7 @@ final class Validity implements LeaseEvidence {
      * @return false if the backend never confirmed the grant, or it is already lost or expired
      */
     synchronized boolean start(Consumer<LockLostException> onLost) {
-        if (!confirmed || lost != null || System.nanoTime() - validUntil >= 0) {
+        if (!confirmed || lost != null || System.nanoTime() - validUntil >= 0 || limitPassed()) {
             return false;
         }
         this.onLost = onLost;
@@ -99,11 +112,24 @@ final class Validity implements LeaseEvidence {
         if (closed || !confirmed) {
             return false;
         }
+        if (limitPassed()) {
+            markLost(limitReason, null, LockLostException.Reason.AT_MOST);
+            return false;
+        }
         if (System.nanoTime() - validUntil >= 0) {
             expire();
             return false;
         }
         return true;
+    }
+
+    private boolean limitPassed() {
+        return limited && System.nanoTime() - limitAt >= 0;
+    }
+
+    /** The earlier of the validity deadline and the limit. */
+    private long effectiveDeadline() {
+        return limited && limitAt - validUntil < 0 ? limitAt : validUntil;
     }
 
     void ensureValid() {
@@ -126,7 +152,13 @@ final class Validity implements LeaseEvidence {
         if (!isValid()) {
             return Duration.ZERO;
         }
-        return Duration.ofNanos(Math.max(0, validUntil - System.nanoTime()));
+        return Duration.ofNanos(Math.max(0, effectiveDeadline() - System.nanoTime()));
+    }
+
+    /** The loss, once the lease was lost (its validity ended or the backend said so); else null. */
+    LockLostException loss() {
+        isValid(); // an expired deadline turns into a loss here
+        return lost;
     }
 
     CompletionStage<LockLostException> lostStage() {
@@ -157,7 +189,7 @@ final class Validity implements LeaseEvidence {
             check.cancel(false);
         }
         try {
-            check = timer.schedule(this::checkDeadline, Math.max(0, validUntil - System.nanoTime()), TimeUnit.NANOSECONDS);
+            check = timer.schedule(this::checkDeadline, Math.max(0, effectiveDeadline() - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             check = null; // the client is closing and will end this grant
         }
@@ -168,12 +200,18 @@ final class Validity implements LeaseEvidence {
             if (closed || lost != null) {
                 return;
             }
-            if (System.nanoTime() - validUntil < 0) {
+            if (limitPassed()) {
+                // fall through to the loss, outside the lock like expire()
+            } else if (System.nanoTime() - validUntil < 0) {
                 scheduleCheck();
                 return;
             }
         }
-        expire();
+        if (limitPassed()) {
+            markLost(limitReason, null, LockLostException.Reason.AT_MOST);
+        } else {
+            expire();
+        }
     }
 
     private void expire() {
@@ -182,10 +220,10 @@ final class Validity implements LeaseEvidence {
             since = System.nanoTime() - (lastConfirmedAt != 0 ? lastConfirmedAt : createdAt);
         }
         markLost("no confirmation from the backend for " + Duration.ofNanos(since).toMillis()
-                + " ms, so the validity deadline (lease minus safety margin) passed", null);
+                + " ms, so the validity deadline (lease minus safety margin) passed", null, LockLostException.Reason.EXPIRED);
     }
 
-    private void markLost(String reason, Throwable cause) {
+    private void markLost(String reason, Throwable cause, LockLostException.Reason kind) {
         LockLostException exception;
         Consumer<LockLostException> callback;
         synchronized (this) {
@@ -196,7 +234,7 @@ final class Validity implements LeaseEvidence {
             if (closed) {
                 return;
             }
-            exception = new LockLostException(lockName, "lock '" + lockName + "' (" + where + ") lost: " + reason, cause);
+            exception = new LockLostException(lockName, "lock '" + lockName + "' (" + where + ") lost: " + reason, cause, kind);
             lost = exception;
             callback = onLost;
             if (check != null) {

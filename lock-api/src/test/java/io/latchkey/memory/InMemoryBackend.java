@@ -1,11 +1,14 @@
 package io.latchkey.memory;
 
 import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockLostException;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -35,12 +38,17 @@ public final class InMemoryBackend implements LockBackend {
     public final AtomicBoolean renewing = new AtomicBoolean(true);
     public final AtomicBoolean reachable = new AtomicBoolean(true);
     public volatile Duration acquireDelay = Duration.ZERO;
+    /** Whether leases hand atLeast over to the server's expiry ({@link BackendLease#releaseAfter}). */
+    public final AtomicBoolean expiryHandover = new AtomicBoolean(false);
+    /** Whether leases record schedule slots. */
+    public final AtomicBoolean slots = new AtomicBoolean(true);
 
     /** Observations a test checks. */
     public final AtomicInteger acquireCalls = new AtomicInteger();
     public final AtomicInteger concurrentAcquires = new AtomicInteger();
     public final AtomicInteger maxConcurrentAcquires = new AtomicInteger();
     public final AtomicInteger releases = new AtomicInteger();
+    public final AtomicInteger handovers = new AtomicInteger();
     public final AtomicBoolean closed = new AtomicBoolean();
 
     public InMemoryBackend(InMemoryServer server, Duration lease, Duration timeout) {
@@ -146,6 +154,37 @@ public final class InMemoryBackend implements LockBackend {
         @Override
         public long fencingToken() {
             return token;
+        }
+
+        @Override
+        public boolean releaseAfter(Duration remaining) {
+            if (!expiryHandover.get()) {
+                return false;
+            }
+            handovers.incrementAndGet();
+            if (renewal != null) {
+                renewal.cancel(false);
+            }
+            held.remove(name + "#" + owner);
+            server.expireIn(name, owner, remaining.toNanos());
+            return true;
+        }
+
+        @Override
+        public boolean recordsSlots() {
+            return slots.get();
+        }
+
+        @Override
+        public Optional<Instant> lastCompletedSlot() {
+            return Optional.ofNullable(server.slot(name));
+        }
+
+        @Override
+        public void recordCompletedSlot(Instant slot) {
+            if (!server.recordSlot(name, owner, token, slot)) {
+                throw new LockLostException(name, "memory server: lock '" + name + "' is no longer held with token " + token);
+            }
         }
 
         @Override

@@ -1,5 +1,6 @@
 package io.latchkey.memory;
 
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -15,7 +16,34 @@ public final class InMemoryServer {
     private final AtomicLong tokens = new AtomicLong();
     private final AtomicLong grants = new AtomicLong();
 
+    private final Map<String, Instant> slots = new HashMap<>();
+
     record Holder(long owner, long expiresAt, long token) {
+    }
+
+    /** Lets the owner's hold run out {@code ttlNanos} from now, renewed no more; false if it no longer holds it. */
+    synchronized boolean expireIn(String name, long owner, long ttlNanos) {
+        Holder h = holders.get(name);
+        if (h == null || h.owner() != owner || System.nanoTime() - h.expiresAt() >= 0) {
+            return false;
+        }
+        holders.put(name, new Holder(owner, System.nanoTime() + ttlNanos, h.token()));
+        return true;
+    }
+
+    /** The last completed slot of the lock, or null. */
+    synchronized Instant slot(String name) {
+        return slots.get(name);
+    }
+
+    /** Records the slot if {@code owner} still holds the lock with {@code token}; false if not. */
+    synchronized boolean recordSlot(String name, long owner, long token, Instant slot) {
+        Holder h = holders.get(name);
+        if (h == null || h.owner() != owner || h.token() != token || System.nanoTime() - h.expiresAt() >= 0) {
+            return false;
+        }
+        slots.put(name, slot);
+        return true;
     }
 
     /** Grants the lock to {@code owner} if it is free or expired; returns the token, or -1. */

@@ -34,5 +34,11 @@
  *       restarts) and the retention of old records, but not the deletion of the topic: never delete a
  *       lock's topic while a resource still checks its tokens.</li>
  * </ul>
+ *
+ * <p>Scheduled jobs: the {@code atLeast} bound of a request is kept by the holder's client, which stays
+ * assigned the lock partition until the bound passes. If the holder's process exits earlier, its
+ * group membership ends, at once on a clean close and within the session timeout after a crash, and
+ * the partition (the lock) goes to the next member before {@code atLeast}. Schedule slots are not
+ * recorded yet: a request with a slot fails with a {@code LockException}.
  */
 package io.latchkey.kafka;

@@ -58,6 +58,33 @@ final class RedisLockBackend implements LockBackend {
     private static final String CHECK = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then "
             + "redis.call('pexpire', KEYS[1], ARGV[2]); return redis.call('pttl', KEYS[1]) end; return -3";
 
+    /**
+     * atLeast handed to Redis: if the key still holds the owner's field, swaps that field for one no
+     * owner has (so Redisson's watchdog, which renews only while its field exists, stops on its next
+     * round) and lets the key expire in ARGV[3] ms. Returns 1, or 0 if the key no longer holds the owner.
+     */
+    private static final String LINGER = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then "
+            + "redis.call('hdel', KEYS[1], ARGV[1]); redis.call('hset', KEYS[1], 'latchkey:atLeast', ARGV[2]); "
+            + "redis.call('pexpire', KEYS[1], ARGV[3]); return 1 end; return 0";
+
+    /**
+     * Once per slot: records ARGV[3] in the slot hash (KEYS[2]) only if the lock key (KEYS[1]) still
+     * holds the owner's field and no higher token (ARGV[2]) wrote the record. Returns 1, or 0 if refused.
+     */
+    private static final String RECORD_SLOT = "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return 0 end; "
+            + "local t = redis.call('hget', KEYS[2], 'token'); "
+            + "if t and tonumber(t) > tonumber(ARGV[2]) then return 0 end; "
+            + "redis.call('hset', KEYS[2], 'token', ARGV[2], 'slot', ARGV[3]); return 1";
+
+    /**
+     * The key of a lock's last completed slot: {@code latchkey_slot:{<lock key>}}, a hash with fields
+     * {@code slot} (an ISO-8601 instant) and {@code token}; in the lock key's cluster slot through the
+     * hash tag. It outlives the lock on purpose: it is the record of what ran.
+     */
+    String slotKey(String lockName) {
+        return "latchkey_slot:{" + key(lockName) + "}";
+    }
+
     private final RedissonClient redisson;
     private final boolean ownsClient;
     private final String prefix;
@@ -251,6 +278,64 @@ final class RedisLockBackend implements LockBackend {
             ScheduledFuture<?> t = task;
             if (t != null) {
                 t.cancel(false);
+            }
+        }
+
+        /** atLeast by the key's own expiry: it outlives this process, and nothing renews it any more. */
+        @Override
+        public boolean releaseAfter(Duration remaining) {
+            ended = true;
+            stopChecks();
+            if (lostKey) {
+                return true;
+            }
+            long millis = Math.max(1, (remaining.toNanos() + 999_999) / 1_000_000);
+            Long kept = await(redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, LINGER,
+                    RScript.ReturnType.LONG, List.of(key), redisson.getId() + ":" + owner, token, millis)
+                    .toCompletableFuture(), "while handing the atLeast bound of lock '" + lockName + "' to the key's expiry");
+            log.debug("lock '{}' ({}) {} for its atLeast bound, {} ms", lockName, describe(lockName),
+                    kept == 1 ? "left to expire" : "was no longer held", millis);
+            return true;
+        }
+
+        @Override
+        public boolean recordsSlots() {
+            return true;
+        }
+
+        @Override
+        public java.util.Optional<java.time.Instant> lastCompletedSlot() {
+            String slotKey = slotKey(lockName);
+            Object slot = await(redisson.getScript(org.redisson.client.codec.StringCodec.INSTANCE).<Object>evalAsync(slotKey,
+                    RScript.Mode.READ_ONLY, "return redis.call('hget', KEYS[1], 'slot')", RScript.ReturnType.VALUE,
+                    List.of(slotKey)).toCompletableFuture(), "while reading the last completed slot of lock '" + lockName + "'");
+            return slot == null ? java.util.Optional.empty() : java.util.Optional.of(java.time.Instant.parse(slot.toString()));
+        }
+
+        @Override
+        public void recordCompletedSlot(java.time.Instant slot) {
+            Long written = await(redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE,
+                    RECORD_SLOT, RScript.ReturnType.LONG, List.of(key, slotKey(lockName)),
+                    redisson.getId() + ":" + owner, token, slot.toString()).toCompletableFuture(),
+                    "while recording slot " + slot + " of lock '" + lockName + "'");
+            if (written != 1) {
+                throw new io.latchkey.LockLostException(lockName, "lock '" + lockName + "' (" + describe(lockName)
+                        + ") refused to record slot " + slot + " for token " + token + ": the key no longer holds this"
+                        + " lease, or a later holder recorded a slot; the slot may run again elsewhere");
+            }
+        }
+
+        private <T> T await(CompletableFuture<T> f, String what) {
+            try {
+                return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (ExecutionException e) {
+                throw RedisConfigs.translate(lockName, describe(lockName), what, e);
+            } catch (TimeoutException e) {
+                throw new LockBackendUnavailableException(lockName, "Redis did not answer within the timeout option ("
+                        + timeout + ") " + what + " (" + describe(lockName) + ")", e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new LockException(lockName, "interrupted " + what + " (" + describe(lockName) + ")", e);
             }
         }
 

@@ -246,4 +246,14 @@ public abstract class LockContract {
             return LockContract.this;
         }
     }
+
+    @Nested
+    @Order(13)
+    @DisplayName("Scheduled jobs: a task under the lock, atMost and atLeast per call, lock events")
+    class ScheduledJobs extends ScheduledJobTests {
+        @Override
+        LockContract contract() {
+            return LockContract.this;
+        }
+    }
 }

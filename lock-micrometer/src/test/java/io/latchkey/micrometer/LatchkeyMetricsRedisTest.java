@@ -1,0 +1,112 @@
+package io.latchkey.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.latchkey.Lease;
+import io.latchkey.LockClient;
+import io.latchkey.LockOptions;
+import io.latchkey.LockRequest;
+import io.latchkey.testkit.ServerImages;
+import io.latchkey.testkit.redis.RedisServer;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.URI;
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/** The binder against a real Redis server, read back from a {@link SimpleMeterRegistry}. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class LatchkeyMetricsRedisTest {
+
+    static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(3)).build();
+    /** Events arrive on the client's event thread: a generous bound derived from the lease. */
+    static final Duration EVENTS = OPTIONS.lease().plus(OPTIONS.timeout());
+
+    RedisServer server;
+    LockClient client;
+    LockClient other;
+    SimpleMeterRegistry registry;
+
+    @BeforeAll
+    void start() {
+        ServerImages.requireDocker();
+        server = RedisServer.start();
+    }
+
+    @AfterAll
+    void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @BeforeEach
+    void connect() {
+        URI uri = URI.create(server.uri(server.endpoints()));
+        client = LockClient.connect(uri, OPTIONS);
+        other = LockClient.connect(uri, OPTIONS);
+        registry = new SimpleMeterRegistry();
+    }
+
+    @AfterEach
+    void close() {
+        client.close();
+        other.close();
+    }
+
+    long timerCount(String name, String... tags) {
+        var timer = registry.find(name).tags(tags).timer();
+        return timer == null ? 0 : timer.count();
+    }
+
+    @Test
+    void acquireHoldAndHeldGauge() throws Exception {
+        LatchkeyMetrics.monitor(client, registry);
+        assertThat(registry.get("latchkey.acquire").tags("backend", "redis", "outcome", "acquired").timer().count()).isZero();
+        try (Lease lease = client.lock("metrics:a").lock(Duration.ofSeconds(5))) {
+            await().atMost(EVENTS).until(() -> timerCount("latchkey.acquire", "outcome", "acquired") == 1);
+            assertThat(registry.get("latchkey.leases.held").tags("backend", "redis").gauge().value()).isEqualTo(1.0);
+            try (Lease held = other.lock("metrics:b").lock(Duration.ofSeconds(5))) {
+                assertThat(client.lock("metrics:b").tryLock(Duration.ofMillis(100))).isEmpty();
+                await().atMost(EVENTS).until(() -> timerCount("latchkey.acquire", "outcome", "not_acquired") == 1);
+            }
+        }
+        await().atMost(EVENTS).until(() -> timerCount("latchkey.hold", "backend", "redis") == 1);
+        assertThat(registry.get("latchkey.leases.held").gauge().value()).isZero();
+        assertThat(registry.get("latchkey.acquire").tags("outcome", "error").timer().count()).isZero();
+        assertThat(registry.getMeters()).allSatisfy(m -> assertThat(m.getId().getTag("lock")).isNull());
+    }
+
+    @Test
+    void lossByReason() throws Exception {
+        LatchkeyMetrics.monitor(client, registry);
+        Duration atMost = Duration.ofSeconds(1);
+        try (Lease lease = client.lock("metrics:lost").tryLock(
+                LockRequest.builder().wait(Duration.ofSeconds(5)).atMost(atMost).build()).orElseThrow()) {
+            lease.lost().toCompletableFuture().get(atMost.plus(EVENTS).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            await().atMost(EVENTS).until(() -> registry.find("latchkey.lost").tags("reason", "at_most").counter() != null);
+            assertThat(registry.get("latchkey.lost").tags("backend", "redis", "reason", "at_most").counter().count()).isEqualTo(1.0);
+        }
+        // A lost grant is released too when closed: the gauge returns to zero.
+        await().atMost(EVENTS).until(() -> timerCount("latchkey.hold") == 1);
+        assertThat(registry.get("latchkey.leases.held").gauge().value()).isZero();
+    }
+
+    @Test
+    void lockNameTagWhenAskedFor() throws Exception {
+        LatchkeyMetrics.builder("redis").lockNameTag(true).tags(Tags.of("app", "reports")).build().register(client, registry);
+        try (Lease lease = client.lock("metrics:named").lock(Duration.ofSeconds(5))) {
+            await().atMost(EVENTS).until(() -> timerCount("latchkey.acquire", "lock", "metrics:named", "outcome", "acquired") == 1);
+            assertThat(registry.get("latchkey.leases.held").tags("lock", "metrics:named", "app", "reports").gauge().value())
+                    .isEqualTo(1.0);
+        }
+        await().atMost(EVENTS).until(() -> timerCount("latchkey.hold", "lock", "metrics:named") == 1);
+    }
+}
