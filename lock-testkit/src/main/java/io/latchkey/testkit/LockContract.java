@@ -229,7 +229,7 @@ public abstract class LockContract<S extends LockServer> {
 
     @Nested
     @Order(7)
-    @DisplayName("7. Loss is signalled, never silent: a cut or paused holder is invalid before another is granted")
+    @DisplayName("7a. Loss is signalled, never silent: a cut or paused holder is invalid before another is granted")
     class LossSignal extends LossSignalTests {
         @Override
         LockContract<?> contract() {
@@ -239,7 +239,7 @@ public abstract class LockContract<S extends LockServer> {
 
     @Nested
     @Order(8)
-    @DisplayName("7. Loss across a server restart: never two valid holders, and the lock usable again")
+    @DisplayName("7b. Loss across a server restart: never two valid holders, and the lock usable again")
     class ServerRestart extends ServerRestartTests {
         @Override
         LockContract<?> contract() {
