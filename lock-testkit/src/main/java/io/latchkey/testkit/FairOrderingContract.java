@@ -1,6 +1,7 @@
 package io.latchkey.testkit;
 
 import java.time.Duration;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Order;
@@ -10,8 +11,20 @@ import org.junit.jupiter.api.Order;
  * (FIFO), as ZooKeeper's sequential nodes and etcd's create-revision queue do. A backend that
  * offers the capability subclasses this instead of {@link LockContract}; one that does not, does
  * not claim it, and runs no disabled test for it.
+ *
+ * @param <S> the kind of server, as in {@link LockContract}
  */
-public abstract class FairOrderingContract extends LockContract {
+public abstract class FairOrderingContract<S extends LockServer> extends LockContract<S> {
+
+    /** As {@link LockContract#LockContract(Supplier)}: a server of this class's own. */
+    protected FairOrderingContract(Supplier<? extends S> startServer) {
+        super(startServer);
+    }
+
+    /** As {@link LockContract#LockContract(String, Supplier)}: the server shared under {@code serverKey}. */
+    protected FairOrderingContract(String serverKey, Supplier<? extends S> startServer) {
+        super(serverKey, startServer);
+    }
 
     /**
      * How far apart the waiters' requests are started, so that their arrival order at the server is
@@ -27,12 +40,12 @@ public abstract class FairOrderingContract extends LockContract {
     @DisplayName("Fair ordering: waiters are granted the lock in the order they arrived")
     class FairOrdering extends FairOrderingTests {
         @Override
-        LockContract contract() {
+        LockContract<?> contract() {
             return FairOrderingContract.this;
         }
 
         @Override
-        FairOrderingContract fairContract() {
+        FairOrderingContract<?> fairContract() {
             return FairOrderingContract.this;
         }
     }
