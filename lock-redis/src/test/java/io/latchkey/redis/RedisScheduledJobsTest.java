@@ -8,17 +8,17 @@ import io.latchkey.LockOptions;
 import io.latchkey.LockRequest;
 import io.latchkey.LockResult;
 import io.latchkey.LockResult.Outcome;
-import io.latchkey.testkit.ServerImages;
+import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.redis.RedisServer;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** atLeast by the key's own expiry and once per slot, on one Redis server. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -27,19 +27,13 @@ class RedisScheduledJobsTest {
     static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(3)).build();
     static final Instant MIDNIGHT = Instant.parse("2030-01-01T00:00:00Z");
 
+    @RegisterExtension
+    static final SharedServer<RedisServer> REDIS = SharedServer.of(RedisLockTest.SERVER_KEY, RedisServer::start);
     RedisServer server;
 
     @BeforeAll
-    void start() {
-        ServerImages.requireDocker();
-        server = RedisServer.start();
-    }
-
-    @AfterAll
-    void stop() {
-        if (server != null) {
-            server.close();
-        }
+    void useSharedServer() {
+        server = REDIS.get();
     }
 
     LockClient connect() {

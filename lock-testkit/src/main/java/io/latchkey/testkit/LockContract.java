@@ -292,7 +292,7 @@ public abstract class LockContract<S extends LockServer> {
     @DisplayName("Scheduled jobs: a task under the lock, atMost and atLeast per call, lock events")
     class ScheduledJobs extends ScheduledJobTests {
         @Override
-        LockContract contract() {
+        LockContract<?> contract() {
             return LockContract.this;
         }
     }
