@@ -37,6 +37,7 @@ import sun.misc.Signal;
  * <p>One instance per invocation, used by the main thread and the signal and loss threads.
  */
 @Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false,
+        customSynopsis = "latchkey run [OPTIONS] NAME -- COMMAND [ARGS...]",
         description = {"Run COMMAND while holding the lock NAME; release it when COMMAND ends.",
             "",
             "COMMAND inherits stdin, stdout and stderr and gets LATCHKEY_LOCK, LATCHKEY_FENCING_TOKEN and"
@@ -44,12 +45,13 @@ import sun.misc.Signal;
                 + " everything it started get SIGTERM, then SIGKILL after --kill-grace. SIGTERM, SIGINT and"
                 + " SIGHUP end a wait at once, and are forwarded to COMMAND while it runs."},
         footerHeading = "%nExamples:%n",
-        footer = {"  latchkey run --uri zookeeper://zk1:2181/latchkey report:nightly -- ./nightly-report.sh",
-            "  LATCHKEY_URI=redis://localhost:6379?lease=15s latchkey run --wait 30s etl -- spark-submit job.py",
+        footer = {"  latchkey run --uri zookeeper://zk1:2181/latchkey report:nightly -- ./report.sh",
+            "  export LATCHKEY_URI='redis://localhost:6379?lease=15s'",
+            "  latchkey run --wait 30s etl -- spark-submit job.py",
             "",
-            "Exit status: COMMAND's own; 128+N if it died of signal N; 75 (--conflict-exit-code) if the lock"
-                + " is held; 70 if the lease was lost; 127 command not found; 126 not executable; 69 backend"
-                + " unreachable; 2 bad input."})
+            "Exit status: COMMAND's own; 128+N if it died of signal N; 75 (--conflict-exit-code)",
+            "if the lock is held; 70 if the lease was lost; 127 command not found; 126 not",
+            "executable; 69 backend unreachable; 2 bad input; 128+N if signal N ended the wait."})
 final class RunCommand implements Callable<Integer> {
 
     @Parameters(index = "0", paramLabel = "NAME", description = "The lock's name, for example report:nightly.")
