@@ -87,7 +87,7 @@ public final class Main {
      * Whether {@code --verbose} is among the options, looked for before picocli parses: the logging
      * binding reads its configuration once, when the first logger is made, and parsing makes commands.
      */
-    static boolean verboseRequested(String[] args) {
+    public static boolean verboseRequested(String[] args) {
         for (String a : args) {
             if (a.equals("--")) {
                 return false; // what follows belongs to the command run under the lock
