@@ -14,6 +14,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * What {@code latchkey run} promises, checked with real processes against a real backend; a backend's
@@ -99,32 +101,34 @@ abstract class RunCommandContract {
         assertThat(tokens).isSorted().doesNotHaveDuplicates();
     }
 
-    @Test
-    @DisplayName("SIGTERM while waiting ends the wait within a second")
-    void sigtermWhileWaiting() throws Exception {
+    @ParameterizedTest(name = "SIG{0}")
+    @ValueSource(strings = {"TERM", "INT", "HUP"})
+    @DisplayName("SIGTERM, SIGINT or SIGHUP while waiting ends the wait within a second, exit 128+N")
+    void signalWhileWaiting(String signal) throws Exception {
         String name = lockName();
         holdInBackground(name);
         Cli waiter = run(uri(), name, List.of("--wait", "5m", "--verbose"), "true");
         Cli.awaitTrue(bound(), "the second run waits", () -> waiter.stderr().contains("waiting up to"));
         long signalled = System.nanoTime();
-        waiter.signal("TERM");
-        assertThat(waiter.await(bound())).isEqualTo(128 + 15);
+        waiter.signal(signal);
+        assertThat(waiter.await(bound())).isEqualTo(128 + number(signal));
         // the JVM's own reaction to a signal is immediate; one second for the wait to end, as promised,
         // and one more for a loaded machine to schedule the exit
         assertThat(Duration.ofNanos(System.nanoTime() - signalled)).isLessThan(Duration.ofSeconds(2));
-        assertThat(waiter.stderr()).contains("SIGTERM while waiting for lock '" + name + "'");
+        assertThat(waiter.stderr()).contains("SIG" + signal + " while waiting for lock '" + name + "'");
     }
 
-    @Test
-    @DisplayName("SIGTERM while holding reaches the command, and the lock is released when it ends")
-    void sigtermWhileHolding() throws Exception {
+    @ParameterizedTest(name = "SIG{0}")
+    @ValueSource(strings = {"TERM", "INT", "HUP"})
+    @DisplayName("SIGTERM, SIGINT or SIGHUP while holding reaches the command, and the lock is released when it ends")
+    void signalWhileHolding(String signal) throws Exception {
         String name = lockName();
         Path ready = dir.resolve("ready");
         Path marker = dir.resolve("got-term");
         Cli holder = run(uri(), name, List.of(), "sh", "-c",
-                "trap 'echo term > \"" + marker + "\"; exit 42' TERM; touch '" + ready + "'; while true; do sleep 0.1; done");
+                "trap 'echo got > \"" + marker + "\"; exit 42' " + signal + "; touch '" + ready + "'; while true; do sleep 0.1; done");
         Cli.awaitTrue(bound(), "the command runs", () -> Files.exists(ready));
-        holder.signal("TERM");
+        holder.signal(signal);
         assertThat(holder.await(bound())).isEqualTo(42);
         assertThat(marker).exists();
         assertThat(run(uri(), name, "true").await(bound())).isZero();
@@ -227,6 +231,15 @@ abstract class RunCommandContract {
 
     private static String lockName() {
         return "cli:test-" + ProcessHandle.current().pid() + "-" + LOCKS.incrementAndGet();
+    }
+
+    private static int number(String signal) {
+        return switch (signal) {
+            case "HUP" -> 1;
+            case "INT" -> 2;
+            case "TERM" -> 15;
+            default -> throw new IllegalArgumentException("no number known for SIG" + signal);
+        };
     }
 
     private static List<Long> readPids(Path file) throws IOException {
