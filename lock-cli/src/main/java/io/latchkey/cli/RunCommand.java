@@ -31,8 +31,9 @@ import sun.misc.Signal;
  * is lost, the command and every process it started get SIGTERM at once and, if still alive after
  * {@code --kill-grace}, SIGKILL, so no process of the command runs without a valid lease for longer
  * than the grace. SIGTERM, SIGINT and SIGHUP end a wait at once; while the command runs they are
- * forwarded to it. The one thing no process can do for itself: if {@code latchkey run} is killed with
- * SIGKILL, its command keeps running; the lock then expires after the {@code lease} option.
+ * forwarded to it. If {@code latchkey run} itself is killed with SIGKILL, a watchdog process stops the
+ * command (SIGTERM, then SIGKILL after the grace; the command's own children are its business then),
+ * and the lock expires after the {@code lease} option.
  *
  * <p>One instance per invocation, used by the main thread and the signal and loss threads.
  */
@@ -183,6 +184,7 @@ final class RunCommand implements Callable<Integer> {
             }
             child = started;
         }
+        Process watchdog = watchdog(started.pid());
         ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "latchkey-run-watch");
             t.setDaemon(true);
@@ -206,6 +208,30 @@ final class RunCommand implements Callable<Integer> {
             return ExitCodes.LOCK_LOST;
         } finally {
             timer.shutdownNow();
+            if (watchdog != null) {
+                watchdog.destroyForcibly(); // the command is over: nothing left to guard, and its pid may be reused
+            }
+        }
+    }
+
+    /**
+     * A small shell process that stops the command if this JVM dies without saying goodbye (kill -9,
+     * an OOM kill): it reads a pipe only this JVM writes to, and when the kernel closes that pipe it
+     * sends the command SIGTERM, then SIGKILL after the grace. It ignores SIGINT and SIGHUP so that a
+     * Ctrl-C in the terminal does not take it away. Null if no {@code sh} can be started; then such a
+     * command keeps running once its lease has expired, as the README says.
+     */
+    private Process watchdog(long pid) {
+        long graceSeconds = Math.max(1, (killGrace.toMillis() + 999) / 1000);
+        String script = "trap '' INT HUP; while read -r _; do :; done; kill -TERM " + pid + " 2>/dev/null; sleep "
+                + graceSeconds + "; kill -KILL " + pid + " 2>/dev/null";
+        try {
+            return new ProcessBuilder("sh", "-c", script).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        } catch (IOException e) {
+            err.println("latchkey: cannot start the watchdog that stops '" + command.get(0) + "' if latchkey is killed: "
+                    + e.getMessage());
+            return null;
         }
     }
 

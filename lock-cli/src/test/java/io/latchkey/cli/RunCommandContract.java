@@ -177,17 +177,20 @@ abstract class RunCommandContract {
     }
 
     @Test
-    @DisplayName("a latchkey run killed with -9 leaves the lock free within the lease")
+    @DisplayName("a latchkey run killed with -9 leaves the lock free within the lease, and its command is stopped")
     void killedRunFreesTheLock() throws Exception {
         String name = lockName();
         Path pid = dir.resolve("pid");
         Cli holder = run(uri(), name, List.of(), "sh", "-c", "echo $$ > '" + pid + ".tmp'; mv '" + pid + ".tmp' '" + pid
                 + "'; exec sleep 300");
         Cli.awaitTrue(bound(), "the command runs", () -> Files.exists(pid));
-        orphans.addAll(readPids(pid)); // the command outlives a latchkey killed with -9: nothing can stop it
+        long commandPid = readPids(pid).get(0);
+        orphans.add(commandPid);
         holder.signal("KILL");
         holder.await(bound());
         long killedAt = System.nanoTime();
+        Cli.awaitTrue(bound(), "the watchdog stopped the command",
+                () -> ProcessHandle.of(commandPid).map(p -> !p.isAlive()).orElse(true));
         Cli next = run(uri(), name, List.of("--wait", "5m"), "true");
         assertThat(next.await(lease().plus(bound()))).isZero();
         // the next run's own JVM start counts against the bound too
