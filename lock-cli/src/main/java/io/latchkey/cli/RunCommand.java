@@ -1,0 +1,358 @@
+package io.latchkey.cli;
+
+import io.latchkey.Lease;
+import io.latchkey.LockClient;
+import io.latchkey.LockException;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import sun.misc.Signal;
+
+/**
+ * {@code latchkey run NAME -- COMMAND [ARGS...]}: takes the lock, runs the command while the lease is
+ * valid, releases the lock when the command ends.
+ *
+ * <p>Guarantees: the command starts only with a valid lease and gets its fencing token; when the lease
+ * is lost, the command and every process it started get SIGTERM at once and, if still alive after
+ * {@code --kill-grace}, SIGKILL, so no process of the command runs without a valid lease for longer
+ * than the grace. SIGTERM, SIGINT and SIGHUP end a wait at once; while the command runs they are
+ * forwarded to it. If {@code latchkey run} itself is killed with SIGKILL, a watchdog process stops the
+ * command (SIGTERM, then SIGKILL after the grace; the command's own children are its business then),
+ * and the lock expires after the {@code lease} option.
+ *
+ * <p>One instance per invocation, used by the main thread and the signal and loss threads.
+ */
+@Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false,
+        customSynopsis = "latchkey run [OPTIONS] NAME -- COMMAND [ARGS...]",
+        description = {"Run COMMAND while holding the lock NAME; release it when COMMAND ends.",
+            "",
+            "COMMAND inherits stdin, stdout and stderr and gets LATCHKEY_LOCK, LATCHKEY_FENCING_TOKEN and"
+                + " LATCHKEY_URI (without its password) in its environment. If the lease is lost, COMMAND and"
+                + " everything it started get SIGTERM, then SIGKILL after --kill-grace. SIGTERM, SIGINT and"
+                + " SIGHUP end a wait at once, and are forwarded to COMMAND while it runs."},
+        footerHeading = "%nExamples:%n",
+        footer = {"  latchkey run --uri zookeeper://zk1:2181/latchkey report:nightly -- ./report.sh",
+            "  export LATCHKEY_URI='redis://localhost:6379?lease=15s'",
+            "  latchkey run --wait 30s etl -- spark-submit job.py",
+            "",
+            "Exit status: COMMAND's own; 128+N if it died of signal N; 75 (--conflict-exit-code)",
+            "if the lock is held; 70 if the lease was lost; 127 command not found; 126 not",
+            "executable; 69 backend unreachable; 2 bad input; 128+N if signal N ended the wait."})
+final class RunCommand implements Callable<Integer> {
+
+    @Parameters(index = "0", paramLabel = "NAME", description = "The lock's name, for example report:nightly.")
+    String name;
+
+    @Parameters(index = "1..*", arity = "0..*", paramLabel = "COMMAND",
+            description = "The command and its arguments, after a '--'.")
+    List<String> command;
+
+    @Option(names = "--uri", paramLabel = "URI",
+            description = "The backend, for example zookeeper://zk1:2181/latchkey?lease=15s. Default: $LATCHKEY_URI.")
+    String uri;
+
+    @Option(names = "--wait", paramLabel = "DURATION", defaultValue = "0s", converter = DurationConverter.class,
+            description = "How long to wait for a held lock (default: ${DEFAULT-VALUE}: skip the run at once).")
+    Duration wait;
+
+    @Option(names = "--conflict-exit-code", paramLabel = "N", defaultValue = "" + ExitCodes.CONFLICT,
+            description = "The exit status when the lock stays held (default: ${DEFAULT-VALUE}).")
+    int conflictExitCode;
+
+    @Option(names = "--kill-grace", paramLabel = "DURATION", defaultValue = "10s", converter = DurationConverter.class,
+            description = "After a lost lease, how long SIGTERM has before SIGKILL (default: ${DEFAULT-VALUE}).")
+    Duration killGrace;
+
+    @Spec
+    CommandSpec spec;
+
+    private final Object guard = new Object();
+    private final PrintStream err = System.err;
+    private Thread mainThread;
+    private Signal pendingSignal;  // guarded by guard: a signal that came before the command started
+    private Process child;         // guarded by guard
+    private boolean lost;          // guarded by guard
+    private Set<ProcessHandle> lostTree;
+    private ScheduledFuture<?> killTask;
+    private boolean verbose;
+
+    @Override
+    public Integer call() {
+        checkCommand();
+        if (conflictExitCode < 0 || conflictExitCode > 255) {
+            throw new CliException(ExitCodes.USAGE, "--conflict-exit-code must be between 0 and 255: " + conflictExitCode);
+        }
+        verbose = Main.verboseRequested(spec.commandLine().getParseResult().originalArgs().toArray(String[]::new));
+        mainThread = Thread.currentThread();
+        SignalTrap.install(this::onSignal);
+
+        LockClient client;
+        try {
+            client = Backends.connect(uri);
+        } catch (RuntimeException e) {
+            Integer stopped = stoppedWhileWaiting();
+            if (stopped != null) {
+                return stopped;
+            }
+            throw e;
+        }
+        try {
+            return lockAndRun(client);
+        } finally {
+            Thread.interrupted(); // an interrupt that ended the wait must not break the release
+            try {
+                client.close();
+            } catch (LockException e) {
+                err.println("latchkey: " + e.getMessage());
+            }
+        }
+    }
+
+    private int lockAndRun(LockClient client) {
+        Optional<Lease> maybe;
+        try {
+            if (verbose) {
+                err.println("latchkey: waiting up to " + DurationConverter.format(wait) + " for lock '" + name + "'");
+            }
+            maybe = client.lock(name).tryLock(wait);
+        } catch (InterruptedException e) {
+            Integer stopped = stoppedWhileWaiting();
+            return stopped != null ? stopped : ExitCodes.FAILURE;
+        } catch (IllegalArgumentException e) {
+            throw new CliException(ExitCodes.USAGE, e.getMessage());
+        } catch (LockException e) {
+            Integer stopped = stoppedWhileWaiting();
+            if (stopped != null) {
+                return stopped;
+            }
+            throw new CliException(ExitCodes.BACKEND_UNAVAILABLE, e.getMessage());
+        }
+        if (maybe.isEmpty()) {
+            Integer stopped = stoppedWhileWaiting();
+            if (stopped != null) {
+                return stopped;
+            }
+            err.println("latchkey: lock '" + name + "' is held by someone else; gave up after waiting "
+                    + DurationConverter.format(wait) + " (use --wait to wait longer)");
+            return conflictExitCode;
+        }
+        try (Lease lease = maybe.get()) {
+            return runUnder(lease);
+        } catch (LockException e) {
+            // the release did not reach the backend: the lock expires on its own, the command's status stands
+            err.println("latchkey: " + e.getMessage());
+            throw e;
+        }
+    }
+
+    private int runUnder(Lease lease) {
+        if (verbose) {
+            err.println("latchkey: acquired lock '" + name + "' with fencing token " + lease.fencingToken()
+                    + ", valid for " + lease.remaining().toMillis() + " ms unless renewed");
+        }
+        ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
+        pb.environment().put("LATCHKEY_LOCK", name);
+        pb.environment().put("LATCHKEY_FENCING_TOKEN", Long.toString(lease.fencingToken()));
+        pb.environment().put(Backends.URI_VARIABLE, Backends.redact(Backends.chosen(uri)));
+        Process started;
+        synchronized (guard) {
+            if (pendingSignal != null) {
+                return stoppedWhileWaiting();
+            }
+            try {
+                started = pb.start();
+            } catch (IOException e) {
+                boolean denied = String.valueOf(e.getMessage()).contains("error=13");
+                err.println("latchkey: cannot run '" + command.get(0) + "' under lock '" + name + "': "
+                        + (denied ? "permission denied" : "command not found") + "; the lock is released");
+                return denied ? ExitCodes.NOT_EXECUTABLE : ExitCodes.NOT_FOUND;
+            }
+            child = started;
+        }
+        Process watchdog = watchdog(started.pid());
+        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "latchkey-run-watch");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            lease.lost().thenAccept(e -> timer.execute(() -> onLoss(e.getMessage())));
+            // the library's own timer completes lost() at the deadline; the poll is a second witness
+            timer.scheduleWithFixedDelay(() -> {
+                if (!lease.isValid()) {
+                    onLoss("lock '" + name + "' is no longer valid: its validity deadline passed");
+                }
+            }, 100, 100, TimeUnit.MILLISECONDS);
+            int status = waitUninterruptibly(started);
+            synchronized (guard) {
+                if (!lost) {
+                    return status;
+                }
+            }
+            awaitTree();
+            return ExitCodes.LOCK_LOST;
+        } finally {
+            timer.shutdownNow();
+            if (watchdog != null) {
+                watchdog.destroyForcibly(); // the command is over: nothing left to guard, and its pid may be reused
+            }
+        }
+    }
+
+    /**
+     * A small shell process that stops the command if this JVM dies without saying goodbye (kill -9,
+     * an OOM kill): it reads a pipe only this JVM writes to, and when the kernel closes that pipe it
+     * sends the command SIGTERM, then SIGKILL after the grace. It ignores SIGINT and SIGHUP so that a
+     * Ctrl-C in the terminal does not take it away. Null if no {@code sh} can be started; then such a
+     * command keeps running once its lease has expired, as the README says.
+     */
+    private Process watchdog(long pid) {
+        long graceSeconds = Math.max(1, (killGrace.toMillis() + 999) / 1000);
+        String script = "trap '' INT HUP; while read -r _; do :; done; kill -TERM " + pid + " 2>/dev/null; sleep "
+                + graceSeconds + "; kill -KILL " + pid + " 2>/dev/null";
+        try {
+            return new ProcessBuilder("sh", "-c", script).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        } catch (IOException e) {
+            err.println("latchkey: cannot start the watchdog that stops '" + command.get(0) + "' if latchkey is killed: "
+                    + e.getMessage());
+            return null;
+        }
+    }
+
+    private void onLoss(String reason) {
+        synchronized (guard) {
+            if (lost || !child.isAlive()) {
+                return;
+            }
+            lost = true;
+            lostTree = ProcessTree.snapshot(child.toHandle());
+        }
+        err.println("latchkey: " + reason + "; sending SIGTERM to the command (pids " + ProcessTree.pids(lostTree)
+                + "), SIGKILL after " + DurationConverter.format(killGrace));
+        ProcessTree.terminate(lostTree);
+        killTask = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "latchkey-run-kill");
+            t.setDaemon(true);
+            return t;
+        }).schedule(() -> {
+            Set<ProcessHandle> tree = new java.util.LinkedHashSet<>(lostTree);
+            tree.addAll(ProcessTree.snapshot(child.toHandle()));
+            List<Long> killed = ProcessTree.kill(tree);
+            if (!killed.isEmpty()) {
+                err.println("latchkey: the command ignored SIGTERM for " + DurationConverter.format(killGrace)
+                        + " after lock '" + name + "' was lost; sent SIGKILL to pids " + killed);
+            }
+        }, killGrace.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** After a loss: returns once every process of the tree ended, or the SIGKILL went out. */
+    private void awaitTree() {
+        long deadline = System.nanoTime() + killGrace.toNanos();
+        for (ProcessHandle p : lostTree) {
+            long left = deadline - System.nanoTime();
+            try {
+                p.onExit().get(Math.max(0, left), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                break;
+            } catch (ExecutionException e) {
+                // onExit never fails; a process we cannot watch is the kill task's business
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        if (lostTree.stream().anyMatch(ProcessHandle::isAlive)) {
+            try {
+                killTask.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException e) {
+                err.println("latchkey: could not kill the command after the loss of lock '" + name + "': " + e.getCause());
+            }
+        } else {
+            killTask.cancel(false);
+        }
+    }
+
+    private void onSignal(Signal signal) {
+        Process target;
+        synchronized (guard) {
+            if (child == null) {
+                if (pendingSignal == null) {
+                    pendingSignal = signal;
+                }
+                mainThread.interrupt();
+                return;
+            }
+            target = child;
+        }
+        if (target.isAlive()) {
+            ProcessTree.send(signal.getName(), target.pid());
+        }
+    }
+
+    /** The exit status if a signal arrived before the command started, after saying so; otherwise null. */
+    private Integer stoppedWhileWaiting() {
+        Signal s;
+        synchronized (guard) {
+            s = pendingSignal;
+        }
+        if (s == null) {
+            return null;
+        }
+        err.println("latchkey: SIG" + s.getName() + " while waiting for lock '" + name + "'; the command was not run");
+        return ExitCodes.SIGNAL_BASE + s.getNumber();
+    }
+
+    private static int waitUninterruptibly(Process p) {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return p.waitFor();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The command must follow a {@code --}, so that its own options are never taken for ours. */
+    private void checkCommand() {
+        List<String> args = spec.commandLine().getParseResult().originalArgs();
+        int dash = args.indexOf("--");
+        String usage = "write it as: latchkey run [options] NAME -- COMMAND [ARGS...]";
+        if (dash < 0) {
+            throw new CliException(ExitCodes.USAGE, "missing '--' before the command to run under lock '" + name + "'; "
+                    + usage);
+        }
+        int after = args.size() - dash - 1;
+        if (after == 0 || command == null || command.isEmpty()) {
+            throw new CliException(ExitCodes.USAGE, "missing command after '--' for lock '" + name + "'; " + usage);
+        }
+        if (command.size() != after) {
+            throw new CliException(ExitCodes.USAGE, "the '--' must come right after the lock name '" + name
+                    + "', before the command; " + usage);
+        }
+    }
+}

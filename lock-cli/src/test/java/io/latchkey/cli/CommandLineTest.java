@@ -1,0 +1,84 @@
+package io.latchkey.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What picocli users expect of {@code latchkey}, and one line and one code for each bad input. No backend needed. */
+@DisplayName("latchkey's command line")
+class CommandLineTest {
+
+    private static final Duration BOUND = Cli.JVM_SLACK;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    @DisplayName("--help, help run, --version and generate-completion work")
+    void helpVersionCompletion() throws Exception {
+        Cli help = Cli.start(dir, "--help");
+        assertThat(help.await(BOUND)).isZero();
+        assertThat(help.stdout()).contains("run", "demo", "server", "generate-completion", "Exit status");
+        Cli helpRun = Cli.start(dir, "help", "run");
+        assertThat(helpRun.await(BOUND)).isZero();
+        assertThat(helpRun.stdout()).contains("NAME -- COMMAND", "--wait", "--kill-grace", "--conflict-exit-code");
+        Cli version = Cli.start(dir, "--version");
+        assertThat(version.await(BOUND)).isZero();
+        assertThat(version.stdout()).startsWith("latchkey ").doesNotContain("unknown");
+        Cli completion = Cli.start(dir, "generate-completion");
+        assertThat(completion.await(BOUND)).isZero();
+        assertThat(completion.stdout()).contains("complete -F");
+    }
+
+    @Test
+    @DisplayName("without --uri or LATCHKEY_URI, one line shows an example URI per backend, exit 2")
+    void noBackend() throws Exception {
+        Cli cli = Cli.start(dir, "run", "job", "--", "true");
+        assertThat(cli.await(BOUND)).isEqualTo(ExitCodes.USAGE);
+        assertThat(cli.stderr().lines()).singleElement().asString()
+                .contains("LATCHKEY_URI", "redis://", "zookeeper://", "etcd://", "kafka://");
+    }
+
+    @Test
+    @DisplayName("a missing '--' or command, a bad duration, a bad URI, an unknown backend: one line, exit 2")
+    void badInput() throws Exception {
+        assertUsage(Cli.start(dir, Map.of(Backends.URI_VARIABLE, "zookeeper://127.0.0.1:1"), "run", "job", "true"),
+                "missing '--'");
+        assertUsage(Cli.start(dir, Map.of(Backends.URI_VARIABLE, "zookeeper://127.0.0.1:1"), "run", "job", "--"),
+                "missing command");
+        assertUsage(Cli.start(dir, "run", "--uri", "zookeeper://127.0.0.1:1", "--wait", "5 minutes", "job", "--", "true"),
+                "bad duration '5 minutes'");
+        assertUsage(Cli.start(dir, "run", "--uri", "zookeeper://127.0.0.1:99999", "job", "--", "true"),
+                "bad port '99999'");
+        assertUsage(Cli.start(dir, "run", "--uri", "mongodb://localhost", "job", "--", "true"),
+                "unknown backend 'mongodb'");
+        assertUsage(Cli.start(dir, "run", "--uri", "zookeeper://127.0.0.1:1?lease=soon", "job", "--", "true"),
+                "'soon'");
+    }
+
+    @Test
+    @DisplayName("a backend that cannot be reached is exit 69")
+    void unreachableBackend() throws Exception {
+        Cli cli = Cli.start(dir, "run", "--uri", "zookeeper://127.0.0.1:1?timeout=1s", "job", "--", "true");
+        assertThat(cli.await(BOUND)).isEqualTo(ExitCodes.BACKEND_UNAVAILABLE);
+        assertThat(cli.stderr()).contains("zookeeper");
+    }
+
+    @Test
+    @DisplayName("the URI handed to the command has no password")
+    void redaction() {
+        assertThat(Backends.redact("redis://user:s3cret@host:6379/0?lease=5s")).isEqualTo("redis://user:****@host:6379/0?lease=5s");
+        assertThat(Backends.redact("zookeeper://zk1:2181/latchkey")).isEqualTo("zookeeper://zk1:2181/latchkey");
+    }
+
+    private static void assertUsage(Cli cli, String message) throws InterruptedException {
+        assertThat(cli.await(BOUND)).as(cli.stderr()).isEqualTo(ExitCodes.USAGE);
+        assertThat(cli.stderr()).contains(message);
+        assertThat(cli.stderr().lines().filter(l -> l.startsWith("latchkey:"))).hasSize(1);
+    }
+}

@@ -1,0 +1,255 @@
+package io.latchkey.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * What {@code latchkey run} promises, checked with real processes against a real backend; a backend's
+ * test supplies the URIs and the network cut.
+ *
+ * <p>Bounds come from {@link #lease()}, the waits and grace given on the command line, plus
+ * {@link Cli#JVM_SLACK} for starting a JVM on a loaded machine; never from tuned constants.
+ */
+abstract class RunCommandContract {
+
+    private static final AtomicInteger LOCKS = new AtomicInteger();
+
+    @TempDir
+    Path dir;
+
+    private final List<Cli> started = new ArrayList<>();
+    private final List<Long> orphans = new ArrayList<>();
+
+    /** The backend's URI, with a {@code lease} of {@link #lease()}. */
+    abstract String uri();
+
+    /** The backend's URI through a proxy that {@link #cut()} cuts, with the same lease. */
+    abstract String cuttableUri();
+
+    /** The lease of both URIs. */
+    abstract Duration lease();
+
+    /** Cuts the proxy of {@link #cuttableUri()}. */
+    abstract void cut();
+
+    /** Restores the proxy of {@link #cuttableUri()}. */
+    abstract void restore();
+
+    @AfterEach
+    void cleanUp() {
+        restore();
+        started.forEach(Cli::close);
+        orphans.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+    }
+
+    @Test
+    @DisplayName("the command's exit status is latchkey's")
+    void exitStatusPassesThrough() throws Exception {
+        assertThat(run(uri(), lockName(), "sh", "-c", "exit 7").await(bound())).isEqualTo(7);
+    }
+
+    @Test
+    @DisplayName("a command killed by signal N makes latchkey exit with 128+N")
+    void signalDeathIs128PlusN() throws Exception {
+        assertThat(run(uri(), lockName(), "sh", "-c", "kill -KILL $$").await(bound())).isEqualTo(128 + 9);
+        assertThat(run(uri(), lockName(), "sh", "-c", "kill -TERM $$").await(bound())).isEqualTo(128 + 15);
+    }
+
+    @Test
+    @DisplayName("a second run on a held lock exits with the conflict code within its wait")
+    void heldLockIsAConflict() throws Exception {
+        String name = lockName();
+        holdInBackground(name);
+        Duration wait = Duration.ofSeconds(1);
+        long t0 = System.nanoTime();
+        Cli second = run(uri(), name, List.of("--wait", "1s"), "sh", "-c", "exit 0");
+        assertThat(second.await(wait.plus(bound()))).isEqualTo(ExitCodes.CONFLICT);
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isGreaterThanOrEqualTo(wait);
+        assertThat(second.stderr()).contains("lock '" + name + "' is held by someone else");
+        assertThat(run(uri(), name, List.of("--conflict-exit-code", "9"), "true").await(bound())).isEqualTo(9);
+    }
+
+    @Test
+    @DisplayName("the command gets the lock's name and URI, and a fencing token that grows run after run")
+    void environmentAndGrowingTokens() throws Exception {
+        String name = lockName();
+        List<Long> tokens = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            Path env = dir.resolve("env-" + i);
+            Cli cli = run(uri(), name, List.of(), "sh", "-c",
+                    "printf '%s\\n%s\\n%s\\n' \"$LATCHKEY_LOCK\" \"$LATCHKEY_FENCING_TOKEN\" \"$LATCHKEY_URI\" > '" + env + "'");
+            assertThat(cli.await(bound())).isZero();
+            List<String> lines = Files.readAllLines(env);
+            assertThat(lines.get(0)).isEqualTo(name);
+            assertThat(lines.get(2)).isEqualTo(uri());
+            tokens.add(Long.parseLong(lines.get(1)));
+        }
+        assertThat(tokens).isSorted().doesNotHaveDuplicates();
+    }
+
+    @ParameterizedTest(name = "SIG{0}")
+    @ValueSource(strings = {"TERM", "INT", "HUP"})
+    @DisplayName("SIGTERM, SIGINT or SIGHUP while waiting ends the wait within a second, exit 128+N")
+    void signalWhileWaiting(String signal) throws Exception {
+        String name = lockName();
+        holdInBackground(name);
+        Cli waiter = run(uri(), name, List.of("--wait", "5m", "--verbose"), "true");
+        Cli.awaitTrue(bound(), "the second run waits", () -> waiter.stderr().contains("waiting up to"));
+        long signalled = System.nanoTime();
+        waiter.signal(signal);
+        assertThat(waiter.await(bound())).isEqualTo(128 + number(signal));
+        // the JVM's own reaction to a signal is immediate; one second for the wait to end, as promised,
+        // and one more for a loaded machine to schedule the exit
+        assertThat(Duration.ofNanos(System.nanoTime() - signalled)).isLessThan(Duration.ofSeconds(2));
+        assertThat(waiter.stderr()).contains("SIG" + signal + " while waiting for lock '" + name + "'");
+    }
+
+    @ParameterizedTest(name = "SIG{0}")
+    @ValueSource(strings = {"TERM", "INT", "HUP"})
+    @DisplayName("SIGTERM, SIGINT or SIGHUP while holding reaches the command, and the lock is released when it ends")
+    void signalWhileHolding(String signal) throws Exception {
+        String name = lockName();
+        Path ready = dir.resolve("ready");
+        Path marker = dir.resolve("got-term");
+        Cli holder = run(uri(), name, List.of(), "sh", "-c",
+                "trap 'echo got > \"" + marker + "\"; exit 42' " + signal + "; touch '" + ready + "'; while true; do sleep 0.1; done");
+        Cli.awaitTrue(bound(), "the command runs", () -> Files.exists(ready));
+        holder.signal(signal);
+        assertThat(holder.await(bound())).isEqualTo(42);
+        assertThat(marker).exists();
+        assertThat(run(uri(), name, "true").await(bound())).isZero();
+    }
+
+    @Test
+    @DisplayName("a lost lease stops the command with SIGTERM and latchkey exits with the loss code")
+    void lossTerminatesTheCommand() throws Exception {
+        String name = lockName();
+        Path ready = dir.resolve("ready");
+        Path marker = dir.resolve("got-term");
+        Cli holder = run(cuttableUri(), name, List.of("--kill-grace", "30s"), "sh", "-c",
+                "trap 'echo term > \"" + marker + "\"; exit 0' TERM; touch '" + ready + "'; while true; do sleep 0.1; done");
+        Cli.awaitTrue(bound(), "the command runs", () -> Files.exists(ready));
+        long cutAt = System.nanoTime();
+        cut();
+        // the lease runs out within `lease` of the cut; the command gets SIGTERM then, not after the 30s grace
+        assertThat(holder.await(lease().plus(bound()))).isEqualTo(ExitCodes.LOCK_LOST);
+        assertThat(Duration.ofNanos(System.nanoTime() - cutAt)).isLessThan(lease().plus(bound()));
+        assertThat(marker).exists();
+        assertThat(holder.stderr()).contains("'" + name + "'").contains("SIGTERM");
+    }
+
+    @Test
+    @DisplayName("a command that ignores SIGTERM after a loss is killed with its children after the grace")
+    void lossKillsAStubbornCommand() throws Exception {
+        String name = lockName();
+        Path pids = dir.resolve("pids");
+        Duration grace = Duration.ofSeconds(1);
+        Cli holder = run(cuttableUri(), name, List.of("--kill-grace", "1s"), "sh", "-c",
+                "trap '' TERM; sleep 300 & echo $$ $! > '" + pids + ".tmp'; mv '" + pids + ".tmp' '" + pids + "';"
+                        + " while true; do sleep 0.1; done");
+        Cli.awaitTrue(bound(), "the command runs", () -> Files.exists(pids));
+        List<Long> tree = readPids(pids);
+        orphans.addAll(tree);
+        long cutAt = System.nanoTime();
+        cut();
+        assertThat(holder.await(lease().plus(grace).plus(bound()))).isEqualTo(ExitCodes.LOCK_LOST);
+        Duration took = Duration.ofNanos(System.nanoTime() - cutAt);
+        assertThat(took).isGreaterThanOrEqualTo(grace);
+        for (long pid : tree) {
+            Cli.awaitTrue(bound(), "process " + pid + " is gone",
+                    () -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true));
+        }
+        assertThat(holder.stderr()).contains("SIGKILL");
+    }
+
+    @Test
+    @DisplayName("a latchkey run killed with -9 leaves the lock free within the lease, and its command is stopped")
+    void killedRunFreesTheLock() throws Exception {
+        String name = lockName();
+        Path pid = dir.resolve("pid");
+        Cli holder = run(uri(), name, List.of(), "sh", "-c", "echo $$ > '" + pid + ".tmp'; mv '" + pid + ".tmp' '" + pid
+                + "'; exec sleep 300");
+        Cli.awaitTrue(bound(), "the command runs", () -> Files.exists(pid));
+        long commandPid = readPids(pid).get(0);
+        orphans.add(commandPid);
+        holder.signal("KILL");
+        holder.await(bound());
+        long killedAt = System.nanoTime();
+        Cli.awaitTrue(bound(), "the watchdog stopped the command",
+                () -> ProcessHandle.of(commandPid).map(p -> !p.isAlive()).orElse(true));
+        Cli next = run(uri(), name, List.of("--wait", "5m"), "true");
+        assertThat(next.await(lease().plus(bound()))).isZero();
+        // the next run's own JVM start counts against the bound too
+        assertThat(Duration.ofNanos(System.nanoTime() - killedAt)).isLessThan(lease().plus(Cli.JVM_SLACK));
+    }
+
+    @Test
+    @DisplayName("a command that does not exist exits 127 and leaves the lock free")
+    void missingCommand() throws Exception {
+        String name = lockName();
+        Cli cli = run(uri(), name, "no-such-command-latchkey");
+        assertThat(cli.await(bound())).isEqualTo(ExitCodes.NOT_FOUND);
+        assertThat(cli.stderr()).contains("'no-such-command-latchkey'").contains("'" + name + "'");
+        assertThat(run(uri(), name, "true").await(bound())).isZero();
+    }
+
+    private void holdInBackground(String name) throws InterruptedException {
+        Path ready = dir.resolve("holding-" + name.replace(':', '_'));
+        run(uri(), name, List.of(), "sh", "-c", "touch '" + ready + "'; exec sleep 300");
+        Cli.awaitTrue(bound(), "the first run holds the lock", () -> Files.exists(ready));
+    }
+
+    Cli run(String uri, String name, String... command) {
+        return run(uri, name, List.of(), command);
+    }
+
+    Cli run(String uri, String name, List<String> options, String... command) {
+        List<String> args = new ArrayList<>(List.of("run", "--uri", uri));
+        args.addAll(options);
+        args.add(name);
+        args.add("--");
+        args.addAll(List.of(command));
+        Cli cli = Cli.start(dir, Map.of(), args.toArray(String[]::new));
+        started.add(cli);
+        return cli;
+    }
+
+    Duration bound() {
+        return lease().plus(Cli.JVM_SLACK);
+    }
+
+    private static String lockName() {
+        return "cli:test-" + ProcessHandle.current().pid() + "-" + LOCKS.incrementAndGet();
+    }
+
+    private static int number(String signal) {
+        return switch (signal) {
+            case "HUP" -> 1;
+            case "INT" -> 2;
+            case "TERM" -> 15;
+            default -> throw new IllegalArgumentException("no number known for SIG" + signal);
+        };
+    }
+
+    private static List<Long> readPids(Path file) throws IOException {
+        List<Long> pids = new ArrayList<>();
+        for (String s : Files.readString(file).trim().split("\\s+")) {
+            pids.add(Long.parseLong(s));
+        }
+        return pids;
+    }
+}
