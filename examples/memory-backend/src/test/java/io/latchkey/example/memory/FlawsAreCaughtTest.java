@@ -1,0 +1,108 @@
+package io.latchkey.example.memory;
+
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectNestedMethod;
+
+import java.util.List;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.platform.testkit.engine.EngineTestKit;
+
+/**
+ * Each contract test that used to pass whatever the backend did fails against the flaw it is meant
+ * to catch, and passes against the honest backend.
+ *
+ * <p>The flawed contracts are static nested classes: surefire's default excludes ({@code **}{@code /*$*})
+ * keep them out of the normal run, and JUnit discovers only {@code @Nested} inner classes of a test
+ * class, so they run only from here, one test at a time, through the JUnit Platform's test kit.
+ */
+class FlawsAreCaughtTest {
+
+    private static final String LOCK_CONTRACT = "io.latchkey.testkit.LockContract$";
+    private static final String FAIR_CONTRACT = "io.latchkey.testkit.FairOrderingContract$";
+
+    @Test
+    @DisplayName("a backend that reports a TTL longer than the server keeps fails both loss tests")
+    void lateLoss() {
+        assertCaught(LateLoss.class, LOCK_CONTRACT + "LossSignal", "cutHolderLosesLeaseBeforeAnotherIsGranted");
+        assertCaught(LateLoss.class, LOCK_CONTRACT + "LossSignal", "pausedHolderFindsLeaseInvalidAndIsFenced");
+    }
+
+    @Test
+    @DisplayName("a backend that never reports renewals fails the live-holder test, its loss firing at lease - margin")
+    void unrenewed() {
+        assertCaught(Unrenewed.class, LOCK_CONTRACT + "LossSignal", "lostDoesNotCompleteForLiveHolder");
+    }
+
+    @Test
+    @DisplayName("a backend whose cancelled waiter stays queued fails the asynchronous cancellation test")
+    void abandonedWaiter() {
+        assertCaught(AbandonedWaiter.class, LOCK_CONTRACT + "AsyncAcquisition", "cancelledAsyncLeavesNothingHeld");
+    }
+
+    @Test
+    @DisplayName("a server that grants the newest waiter fails the fair-ordering test")
+    void outOfOrder() {
+        assertCaught(OutOfOrder.class, FAIR_CONTRACT + "FairOrdering", "waitersAreGrantedInArrivalOrder");
+    }
+
+    @Test
+    @DisplayName("a server that never cleans up, and one whose cleanup resets tokens, fail the cleanup test")
+    void cleanup() {
+        assertCaught(NoCleanup.class, LOCK_CONTRACT + "FencingTokens", "tokensIncreaseAfterCleanup");
+        assertCaught(TokenReset.class, LOCK_CONTRACT + "FencingTokens", "tokensIncreaseAfterCleanup");
+    }
+
+    /** Runs one test of a contract group against {@code flawed}: it fails; against the honest backend: it passes. */
+    private static void assertCaught(Class<?> flawed, String group, String test) {
+        run(flawed, group, test).assertStatistics(s -> s.started(1).failed(1));
+        run(MemoryLockContractTest.class, group, test).assertStatistics(s -> s.started(1).succeeded(1));
+    }
+
+    private static org.junit.platform.testkit.engine.Events run(Class<?> contract, String group, String test) {
+        return EngineTestKit.engine("junit-jupiter")
+                .selectors(selectNestedMethod(List.of(contract.getName()), group, test))
+                .execute().testEvents();
+    }
+
+    static class LateLoss extends MemoryLockContractTest {
+        @Override
+        Flaw flaw() {
+            return Flaw.LATE_LOSS;
+        }
+    }
+
+    static class Unrenewed extends MemoryLockContractTest {
+        @Override
+        Flaw flaw() {
+            return Flaw.UNRENEWED;
+        }
+    }
+
+    static class AbandonedWaiter extends MemoryLockContractTest {
+        @Override
+        Flaw flaw() {
+            return Flaw.ABANDONED_WAITER;
+        }
+    }
+
+    static class OutOfOrder extends MemoryLockContractTest {
+        @Override
+        Flaw flaw() {
+            return Flaw.OUT_OF_ORDER;
+        }
+    }
+
+    static class NoCleanup extends MemoryLockContractTest {
+        @Override
+        Flaw flaw() {
+            return Flaw.NO_CLEANUP;
+        }
+    }
+
+    static class TokenReset extends MemoryLockContractTest {
+        @Override
+        Flaw flaw() {
+            return Flaw.TOKEN_RESET;
+        }
+    }
+}
