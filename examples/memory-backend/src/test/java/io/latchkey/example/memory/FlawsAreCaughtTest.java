@@ -1,11 +1,15 @@
 package io.latchkey.example.memory;
 
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectNestedMethod;
+import static org.junit.platform.testkit.engine.EventConditions.finishedWithFailure;
 
 import java.util.List;
+import org.assertj.core.api.Condition;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.testkit.engine.EngineTestKit;
+import org.junit.platform.testkit.engine.Events;
 
 /**
  * Each contract test that used to pass whatever the backend did fails against the flaw it is meant
@@ -52,13 +56,19 @@ class FlawsAreCaughtTest {
         assertCaught(TokenReset.class, LOCK_CONTRACT + "FencingTokens", "tokensIncreaseAfterCleanup");
     }
 
-    /** Runs one test of a contract group against {@code flawed}: it fails; against the honest backend: it passes. */
+    /**
+     * Runs one test of a contract group against {@code flawed}: it fails on one of its checks (an
+     * assertion, or a wait that timed out), not on a setup error; against the honest backend: it passes.
+     */
     private static void assertCaught(Class<?> flawed, String group, String test) {
-        run(flawed, group, test).assertStatistics(s -> s.started(1).failed(1));
+        Events events = run(flawed, group, test);
+        events.assertStatistics(s -> s.started(1).failed(1));
+        events.failed().assertThatEvents().haveExactly(1, finishedWithFailure(new Condition<>(
+                t -> t instanceof AssertionError || t instanceof ConditionTimeoutException, "a failed check")));
         run(MemoryLockContractTest.class, group, test).assertStatistics(s -> s.started(1).succeeded(1));
     }
 
-    private static org.junit.platform.testkit.engine.Events run(Class<?> contract, String group, String test) {
+    private static Events run(Class<?> contract, String group, String test) {
         return EngineTestKit.engine("junit-jupiter")
                 .selectors(selectNestedMethod(List.of(contract.getName()), group, test))
                 .execute().testEvents();
