@@ -6,36 +6,18 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.GetOption;
 import io.latchkey.testkit.FairOrderingContract;
-import io.latchkey.testkit.LockServer;
 import io.latchkey.testkit.etcd.EtcdServer;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 
-/** The whole contract, fair ordering included, against one etcd member. */
-class EtcdLockContractTest extends FairOrderingContract {
+/** The whole contract, fair ordering included, against the etcd member {@link EtcdLockTest} uses too. */
+class EtcdLockContractTest extends FairOrderingContract<EtcdServer> {
 
-    private static EtcdServer server;
-
-    @BeforeAll
-    static void start() {
-        server = EtcdServer.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (server != null) {
-            server.close();
-        }
-    }
-
-    @Override
-    protected LockServer server() {
-        return server;
+    EtcdLockContractTest() {
+        super(EtcdLockTest.SERVER_KEY, EtcdServer::start);
     }
 
     @Override
@@ -50,7 +32,7 @@ class EtcdLockContractTest extends FairOrderingContract {
 
     @Override
     protected void assertNothingLeftInBackend(Collection<String> lockNames) {
-        try (Client etcd = Client.builder().endpoints(server.endpoints().stream()
+        try (Client etcd = Client.builder().endpoints(server().endpoints().stream()
                 .map(e -> URI.create("http://" + e.getHostString() + ":" + e.getPort())).collect(Collectors.toList()))
                 .build()) {
             for (String name : lockNames) {

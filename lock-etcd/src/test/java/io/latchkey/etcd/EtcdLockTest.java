@@ -13,6 +13,7 @@ import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockClient;
 import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
+import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.etcd.EtcdServer;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -26,30 +27,33 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** What is particular to etcd: the key queue, lease checks, the URI, the application's own client, threads. */
 class EtcdLockTest {
 
     private static final Duration LEASE = Duration.ofSeconds(4);
     private static final Duration TIMEOUT = Duration.ofSeconds(2);
+    /** The key under which this module's tests share one etcd member. */
+    static final String SERVER_KEY = "etcd";
+
+    @RegisterExtension
+    static final SharedServer<EtcdServer> ETCD = SharedServer.of(SERVER_KEY, EtcdServer::start);
     private static EtcdServer server;
     private static Client raw;
 
     @BeforeAll
-    static void start() {
-        server = EtcdServer.start();
+    static void connectRaw() {
+        server = ETCD.get();
         raw = Client.builder().endpoints(server.endpoints().stream()
                 .map(e -> URI.create("http://" + e.getHostString() + ":" + e.getPort())).collect(Collectors.toList()))
                 .build();
     }
 
     @AfterAll
-    static void stop() {
+    static void closeRaw() {
         if (raw != null) {
             raw.close();
-        }
-        if (server != null) {
-            server.close();
         }
     }
 

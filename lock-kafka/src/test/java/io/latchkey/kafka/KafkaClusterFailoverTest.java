@@ -1,7 +1,6 @@
 package io.latchkey.kafka;
 
 import io.latchkey.testkit.LinearizableFailoverContract;
-import io.latchkey.testkit.LockServer;
 import io.latchkey.testkit.kafka.KafkaCluster;
 import java.time.Duration;
 import java.util.List;
@@ -9,47 +8,30 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.GroupListing;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 
 /**
  * The kit's failover contract on three Kafka brokers: the broker that coordinates the lock's
  * consumer group is killed while the lock is held and contenders wait. The group lives on the
  * replicated {@code __consumer_offsets} log, so the contract claims linearizable failover.
  */
-class KafkaClusterFailoverTest extends LinearizableFailoverContract {
+class KafkaClusterFailoverTest extends LinearizableFailoverContract<KafkaCluster> {
 
-    private static KafkaCluster cluster;
-
-    @BeforeAll
-    static void startCluster() {
-        cluster = KafkaCluster.start();
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
-
-    @Override
-    protected LockServer cluster() {
-        return cluster;
+    KafkaClusterFailoverTest() {
+        super(KafkaCluster::start);
     }
 
     /** Kills the broker that coordinates the contract's consumer group. */
     @Override
     protected void failLeader() {
         String prefix = TopicNames.topic(KafkaLockProvider.DEFAULT_PREFIX, "contract:failover:");
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", cluster.bootstrapServers(),
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", cluster().bootstrapServers(),
                 "request.timeout.ms", 5_000, "default.api.timeout.ms", 10_000))) {
             String group = admin.listGroups().all().get(10, TimeUnit.SECONDS).stream().map(GroupListing::groupId)
                     .filter(g -> g.startsWith(prefix)).findFirst()
                     .orElseThrow(() -> new AssertionError("no consumer group of the failover contract's lock"));
             int coordinator = admin.describeConsumerGroups(List.of(group)).all().get(10, TimeUnit.SECONDS)
                     .get(group).coordinator().id();
-            cluster.killNode(coordinator);
+            cluster().killNode(coordinator);
         } catch (Exception e) {
             throw new AssertionError("could not kill the group coordinator", e);
         }

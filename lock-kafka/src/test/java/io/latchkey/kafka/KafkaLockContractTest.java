@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.testkit.LockContract;
-import io.latchkey.testkit.LockServer;
 import io.latchkey.testkit.fault.CuttableClient;
 import io.latchkey.testkit.kafka.KafkaServer;
 import java.net.URI;
@@ -16,29 +15,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 
-/** The whole contract of lock-testkit against one Kafka broker. */
-class KafkaLockContractTest extends LockContract {
+/** The whole contract of lock-testkit against the Kafka broker {@link KafkaLockTest} uses too. */
+class KafkaLockContractTest extends LockContract<KafkaServer> {
 
-    private static KafkaServer server;
-
-    @BeforeAll
-    static void startBroker() {
-        server = KafkaServer.start();
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        if (server != null) {
-            server.close();
-        }
-    }
-
-    @Override
-    protected LockServer server() {
-        return server;
+    KafkaLockContractTest() {
+        super(KafkaLockTest.SERVER_KEY, KafkaServer::start);
     }
 
     /**
@@ -53,7 +35,7 @@ class KafkaLockContractTest extends LockContract {
     /** Kafka clients follow the broker's advertised listeners: cut them through a proxied listener. */
     @Override
     protected CuttableClient newCuttableClient() {
-        return server.cuttableClient(uri -> LockClient.connect(URI.create(uri), options()));
+        return server().cuttableClient(uri -> LockClient.connect(URI.create(uri), options()));
     }
 
     /** Rule 10 also counts the Kafka clients' own threads (network, heartbeat) as the library's. */
@@ -67,7 +49,7 @@ class KafkaLockContractTest extends LockContract {
     protected void assertNothingLeftInBackend(Collection<String> lockNames) {
         List<String> groups = lockNames.stream().map(n -> TopicNames.topic(KafkaLockProvider.DEFAULT_PREFIX, n))
                 .collect(Collectors.toList());
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", server.bootstrapServers()))) {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", server().bootstrapServers()))) {
             Map<String, ConsumerGroupDescription> found = admin.describeConsumerGroups(groups).all().get(30, TimeUnit.SECONDS);
             found.forEach((group, d) -> assertThat(d.members()).as("members of consumer group %s", group).isEmpty());
         } catch (Exception e) {

@@ -8,7 +8,7 @@ import io.latchkey.LockClient;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.LockClients;
-import io.latchkey.testkit.ServerImages;
+import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.kafka.KafkaServer;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -34,31 +34,33 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The traps of a lock on a consumer group, each shown not to catch this backend, on one real broker. */
 class KafkaLockTest {
 
     private static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(6)).build();
     private static final String PREFIX = KafkaLockProvider.DEFAULT_PREFIX;
+    /** The key under which this module's tests share one broker. */
+    static final String SERVER_KEY = "kafka";
+
+    @RegisterExtension
+    static final SharedServer<KafkaServer> KAFKA = SharedServer.of(SERVER_KEY, KafkaServer::start);
     private static KafkaServer server;
     private static Admin admin;
 
     private final Deque<AutoCloseable> opened = new ArrayDeque<>();
 
     @BeforeAll
-    static void startBroker() {
-        ServerImages.requireDocker();
-        server = KafkaServer.start();
+    static void connectAdmin() {
+        server = KAFKA.get();
         admin = Admin.create(Map.of("bootstrap.servers", server.bootstrapServers()));
     }
 
     @AfterAll
-    static void stopBroker() {
+    static void closeAdmin() {
         if (admin != null) {
             admin.close();
-        }
-        if (server != null) {
-            server.close();
         }
     }
 

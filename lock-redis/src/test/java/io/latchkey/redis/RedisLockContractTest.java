@@ -3,35 +3,15 @@ package io.latchkey.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.latchkey.testkit.LockContract;
-import io.latchkey.testkit.LockServer;
 import io.latchkey.testkit.redis.RedisServer;
 import java.util.Collection;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.TestInstance;
 
-/** The whole contract against one Redis 7.0 server. */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class RedisLockContractTest extends LockContract {
+/** The whole contract against one Redis 7.0 server, the one {@link RedisLockTest} uses too. */
+class RedisLockContractTest extends LockContract<RedisServer> {
 
-    private RedisServer server;
-
-    @BeforeAll
-    void start() {
-        server = RedisServer.start();
-    }
-
-    @AfterAll
-    void stop() {
-        if (server != null) {
-            server.close();
-        }
-    }
-
-    @Override
-    protected LockServer server() {
-        return server;
+    RedisLockContractTest() {
+        super(RedisLockTest.SERVER_KEY, RedisServer::start);
     }
 
     /** Redisson's event loop and timer threads are the library's too. */
@@ -43,7 +23,7 @@ class RedisLockContractTest extends LockContract {
     @Override
     protected void assertNothingLeftInBackend(Collection<String> lockNames) {
         for (String name : lockNames) {
-            assertThat(server.cli(List.of(), "EXISTS", RedisLockBackend.DEFAULT_NAMESPACE + ":" + name))
+            assertThat(server().cli(List.of(), "EXISTS", RedisLockBackend.DEFAULT_NAMESPACE + ":" + name))
                     .as("lock key of '%s' after close", name).isEqualTo("0");
         }
     }

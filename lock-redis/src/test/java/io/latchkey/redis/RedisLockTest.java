@@ -8,6 +8,7 @@ import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockClient;
 import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
+import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.redis.RedisServer;
 import java.net.URI;
 import java.time.Duration;
@@ -16,9 +17,9 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -28,18 +29,16 @@ class RedisLockTest {
 
     private static final Duration LEASE = Duration.ofSeconds(3);
     private static final Duration TIMEOUT = Duration.ofSeconds(2);
+    /** The key under which this module's tests share one Redis server. */
+    static final String SERVER_KEY = "redis";
+
+    @RegisterExtension
+    static final SharedServer<RedisServer> REDIS = SharedServer.of(SERVER_KEY, RedisServer::start);
     private static RedisServer server;
 
     @BeforeAll
-    static void start() {
-        server = RedisServer.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (server != null) {
-            server.close();
-        }
+    static void useSharedServer() {
+        server = REDIS.get();
     }
 
     private static LockOptions options() {

@@ -16,16 +16,20 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * The cluster capability: the loss of the leader (primary, broker, elected member) of a three-node
@@ -41,22 +45,41 @@ import org.junit.jupiter.api.Test;
  * replicates asynchronously (Redis with sentinels) may lose the lock in a failover, and relies on
  * the loss signal and the fencing token there.
  *
- * <p>One failover per test class: the leader's node stays lost afterwards.
+ * <p>The kit starts the cluster with the factory given to the constructor before the first test and
+ * closes it after the last one. The cluster is the class's own, never shared: the leader's node stays lost after the
+ * failover unless the subclass brings it back.
+ *
+ * @param <S> the kind of cluster, so that {@link #failLeader()} reaches its own accessors
  */
-public abstract class ClusterFailoverContract {
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@ExtendWith(ServerLifecycle.class)
+public abstract class ClusterFailoverContract<S extends LockServer> {
 
     /** Contenders waiting while the leader is lost. */
     static final int CONTENDERS = 2;
 
     private final Deque<AutoCloseable> opened = new ArrayDeque<>();
 
-    @BeforeAll
-    static void requireDockerBeforeAnyServer() {
-        ServerImages.requireDocker();
+    private final Supplier<? extends S> startCluster;
+    private volatile S cluster;
+
+    /**
+     * A failover test on a cluster that {@code startCluster} starts (and returns once it serves) before
+     * the first test of the class; the kit closes it after the last.
+     */
+    protected ClusterFailoverContract(Supplier<? extends S> startCluster) {
+        this.startCluster = Objects.requireNonNull(startCluster, "startCluster");
     }
 
-    /** The running cluster; started once per test class by the subclass. */
-    protected abstract LockServer cluster();
+    /** The running cluster; there from the first test of the class on. */
+    protected final S cluster() {
+        return ServerLifecycle.started(cluster, this, "cluster()");
+    }
+
+    /** Starts the cluster of the class of {@code context}, closed when the class ends; called by {@link ServerLifecycle}. */
+    final void useCluster(ExtensionContext context) {
+        cluster = SharedServer.in(context, getClass().getName(), startCluster);
+    }
 
     /** Loses the current leader (kills its node, without a goodbye); returns once the fault is done. */
     protected abstract void failLeader();

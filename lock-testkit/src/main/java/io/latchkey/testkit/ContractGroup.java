@@ -36,7 +36,7 @@ abstract class ContractGroup {
     private String testName = "test";
 
     /** The contract this group belongs to (the enclosing instance). */
-    abstract LockContract contract();
+    abstract LockContract<?> contract();
 
     @BeforeEach
     final void rememberTestName(TestInfo info) {

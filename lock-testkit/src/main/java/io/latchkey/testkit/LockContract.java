@@ -11,43 +11,83 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.DisplayName;
+import java.util.Objects;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.ClassOrderer;
+import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.TestClassOrder;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * The contract of DESIGN section 3, to subclass once per backend.
  *
- * <p>A backend's test supplies the server and, if it wants, the options; every rule is one
- * {@code @Nested} group of this class, named by a sentence, with one or more tests. Timing bounds
- * derive from {@link #options()} ({@code lease}, {@code safetyMargin}, {@code timeout}) and
- * {@link #slack()}, never from constants.
+ * <p>A backend's test passes the constructor how to start the server, and whether it is shared with
+ * other test classes under a key; the kit starts the server before the first test, hands it to every
+ * group through {@link #server()} and closes it after the last test that uses it. Every rule is one
+ * {@code @Nested} group of this class, named by a sentence, with one or more tests. Timing bounds derive from {@link #options()} ({@code lease},
+ * {@code safetyMargin}, {@code timeout}) and {@link #slack()}, never from constants.
  *
- * <p>Hooks, all but {@link #server()} with a default: {@link #options()}, {@link #newClient()},
+ * <p>Hooks, each with a default: {@link #options()}, {@link #newClient()},
  * {@link #newCuttableClient()} (how one client is cut off the network), {@link #childUri()} and
  * {@link #childJvmOptions()} (how a holder in a child JVM connects), {@link #slack()},
  * {@link #isLibraryThread(Thread)} and {@link #assertNothingLeftInBackend(Collection)} (what rule 10
  * checks).
  *
- * <p>The server must be started in a {@code @BeforeAll} method or lazily in {@link #server()}, not in
- * a static initializer: this class checks first, in its own {@code @BeforeAll}, that a Docker engine
- * answers, and fails with one clear message if not.
+ * <p>The contract needs no Docker itself: the kit's container fixtures check, as they start, that a
+ * Docker engine answers, and fail with one clear message if not ({@link ServerImages#requireDocker()}).
  *
- * <p>Tests of one class run one at a time (the JUnit default); each takes its own lock names.
+ * <p>One instance per test class: the hooks are called on it from every group. Tests of one class
+ * run one at a time (the JUnit default); each takes its own lock names, so that a shared server
+ * needs no cleaning between classes.
+ *
+ * @param <S> the kind of server, so that the backend's checks reach its own accessors
  */
 @TestClassOrder(ClassOrderer.OrderAnnotation.class)
-public abstract class LockContract {
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@ExtendWith(ServerLifecycle.class)
+public abstract class LockContract<S extends LockServer> {
 
-    @BeforeAll
-    static void requireDockerBeforeAnyServer() {
-        ServerImages.requireDocker();
+    private final String serverKey;
+    private final Supplier<? extends S> startServer;
+    private volatile S server;
+
+    /**
+     * A contract on a server of this class's own: {@code startServer} starts it (and returns once it
+     * serves) before the first test, and the kit closes it after the last.
+     */
+    protected LockContract(Supplier<? extends S> startServer) {
+        this.serverKey = null;
+        this.startServer = Objects.requireNonNull(startServer, "startServer");
     }
 
-    /** The server the contract runs against; started once per test class by the subclass. */
-    protected abstract LockServer server();
+    /**
+     * A contract on the server that the test classes of one JVM share under {@code serverKey}, with
+     * each other and with {@link SharedServer#of} in a backend's other tests: the first class that
+     * asks starts it with {@code startServer}, and the kit closes it once every test has run. Classes
+     * that use one key must start the same kind of server. Every group of this contract leaves a
+     * shared server serving: each test takes its own lock names, and the restart of
+     * {@code ServerRestartTests} returns once the server serves again at the same endpoints.
+     */
+    protected LockContract(String serverKey, Supplier<? extends S> startServer) {
+        this.serverKey = SharedServer.requireKey(serverKey);
+        this.startServer = Objects.requireNonNull(startServer, "startServer");
+    }
+
+    /** The running server; there from the first test of the class on. */
+    protected final S server() {
+        return ServerLifecycle.started(server, this, "server()");
+    }
+
+    /** Starts or finds the server for the class of {@code context}; called by {@link ServerLifecycle}. */
+    final void useServer(ExtensionContext context) {
+        server = serverKey != null
+                ? SharedServer.in(context.getRoot(), serverKey, startServer)
+                : SharedServer.in(context, getClass().getName(), startServer);
+    }
 
     /**
      * The options every client of the contract gets. The default lease (6 s) is short so that the
@@ -132,7 +172,7 @@ public abstract class LockContract {
     @DisplayName("1. Mutual exclusion: at most one valid lease per lock name at any instant")
     class MutualExclusion extends MutualExclusionTests {
         @Override
-        LockContract contract() {
+        LockContract<?> contract() {
             return LockContract.this;
         }
     }
@@ -142,7 +182,7 @@ public abstract class LockContract {
     @DisplayName("2. Try with a deadline: tryLock returns within wait + timeout, and an unreachable backend is an exception")
     class TryWithDeadline extends TryWithDeadlineTests {
         @Override
-        LockContract contract() {
+        LockContract<?> contract() {
             return LockContract.this;
         }
     }
@@ -152,7 +192,7 @@ public abstract class LockContract {
     @DisplayName("3. Reentrancy: the holding thread nests, other threads wait, the last close releases")
     class Reentrancy extends ReentrancyTests {
         @Override
-        LockContract contract() {
+        LockContract<?> contract() {
             return LockContract.this;
         }
     }
@@ -162,7 +202,7 @@ public abstract class LockContract {
     @DisplayName("4. Handle ownership: any thread may close a lease, close is idempotent and never frees another's lock")
     class HandleOwnership extends HandleOwnershipTests {
         @Override
-        LockContract contract() {
+        LockContract<?> contract() {
             return LockContract.this;
         }
     }
@@ -172,7 +212,7 @@ public abstract class LockContract {
     @DisplayName("5. Crash release: a holder that dies loses the lock within lease + a bound")
     class CrashRelease extends CrashReleaseTests {
         @Override
-        LockContract contract() {
+        LockContract<?> contract() {
             return LockContract.this;
         }
     }
@@ -182,27 +222,27 @@ public abstract class LockContract {
     @DisplayName("6. Renewal: a live holder keeps the lock far past the lease")
     class Renewal extends RenewalTests {
         @Override
-        LockContract contract() {
+        LockContract<?> contract() {
             return LockContract.this;
         }
     }
 
     @Nested
     @Order(7)
-    @DisplayName("7. Loss is signalled, never silent: a cut or paused holder is invalid before another is granted")
+    @DisplayName("7a. Loss is signalled, never silent: a cut or paused holder is invalid before another is granted")
     class LossSignal extends LossSignalTests {
         @Override
-        LockContract contract() {
+        LockContract<?> contract() {
             return LockContract.this;
         }
     }
 
     @Nested
     @Order(8)
-    @DisplayName("7. Loss across a server restart: never two valid holders, and the lock usable again")
+    @DisplayName("7b. Loss across a server restart: never two valid holders, and the lock usable again")
     class ServerRestart extends ServerRestartTests {
         @Override
-        LockContract contract() {
+        LockContract<?> contract() {
             return LockContract.this;
         }
     }
@@ -212,7 +252,7 @@ public abstract class LockContract {
     @DisplayName("8. Fencing tokens: every grant's token exceeds all earlier ones")
     class FencingTokens extends FencingTokenTests {
         @Override
-        LockContract contract() {
+        LockContract<?> contract() {
             return LockContract.this;
         }
     }
@@ -222,7 +262,7 @@ public abstract class LockContract {
     @DisplayName("9. Names: any 1 to 255 characters without control characters, mapped without collisions")
     class LockNames extends LockNameTests {
         @Override
-        LockContract contract() {
+        LockContract<?> contract() {
             return LockContract.this;
         }
     }
@@ -232,7 +272,7 @@ public abstract class LockContract {
     @DisplayName("10. Nothing leaks: after close no thread, connection or backend state remains")
     class NothingLeaks extends NothingLeaksTests {
         @Override
-        LockContract contract() {
+        LockContract<?> contract() {
             return LockContract.this;
         }
     }
@@ -242,7 +282,7 @@ public abstract class LockContract {
     @DisplayName("tryLockAsync: the same bounds, a lease of no thread, cancellation leaves nothing held")
     class AsyncAcquisition extends AsyncAcquisitionTests {
         @Override
-        LockContract contract() {
+        LockContract<?> contract() {
             return LockContract.this;
         }
     }

@@ -7,8 +7,9 @@ import java.util.List;
  * A running backend server (or cluster) that the contract runs against, reached from the test only
  * through published ports on localhost.
  *
- * <p>A backend's contract test supplies one through {@link LockContract#server()}; the kit's fixtures
- * for Redis, ZooKeeper, etcd and Kafka implement it, and a third-party backend writes its own.
+ * <p>A backend's contract test passes a factory of one to {@link LockContract}'s constructor, and the
+ * kit starts, shares and closes it; the kit's fixtures for Redis, ZooKeeper, etcd and Kafka implement
+ * it, and a third-party backend writes its own.
  */
 public interface LockServer extends AutoCloseable {
 

@@ -10,24 +10,38 @@
  *   <li>Add {@code io.latchkey:lock-testkit} to the backend's build in test scope (it brings JUnit 5,
  *       Testcontainers, AssertJ and Awaitility), and an SLF4J binding for the test run.</li>
  *   <li>Supply a {@link io.latchkey.testkit.LockServer}: the running server, its endpoints on
- *       localhost, the connection URI for a list of endpoints, and a restart. Build its image from a
- *       Dockerfile on {@link io.latchkey.testkit.ServerImages#baseImage()}, publish dynamic ports and
- *       wait explicitly for readiness.</li>
+ *       localhost, the connection URI for a list of endpoints, a restart, and a close. A container
+ *       fixture builds its image from a Dockerfile on
+ *       {@link io.latchkey.testkit.ServerImages#baseImage()}, publishes dynamic ports, waits
+ *       explicitly for readiness, and calls
+ *       {@link io.latchkey.testkit.ServerImages#requireDocker()} before it starts, so that without a
+ *       Docker engine it fails at once with one clear message; a server that is not a container
+ *       needs no Docker.</li>
  *   <li>Subclass {@link io.latchkey.testkit.LockContract} (or
- *       {@link io.latchkey.testkit.FairOrderingContract} if waiters are granted in arrival order),
- *       start the server in a {@code @BeforeAll} method, stop it in an {@code @AfterAll} method and
- *       return it from {@code server()}:
+ *       {@link io.latchkey.testkit.FairOrderingContract} if waiters are granted in arrival order) and
+ *       pass its constructor how to start the server. The kit starts it before the first test, gives
+ *       it to every group and to the hooks through {@code server()}, and closes it. With a key, test
+ *       classes of one JVM share one server (the first starts it, JUnit's root store closes it after
+ *       the last test; {@link io.latchkey.testkit.SharedServer} gives it to a backend's other test
+ *       classes); without one, the class has a server of its own:
  * <pre>{@code
- * class MyLockContractTest extends LockContract {
- *     private static MyServer server;
+ * class MyLockContractTest extends LockContract<MyServer> {
  *
- *     @BeforeAll static void start() { server = MyServer.start(); }
- *     @AfterAll static void stop() { if (server != null) server.close(); }
+ *     MyLockContractTest() {
+ *         super("my-server", MyServer::start);
+ *     }
  *
- *     @Override protected LockServer server() { return server; }
+ *     @Override
+ *     protected void assertNothingLeftInBackend(Collection<String> lockNames) {
+ *         lockNames.forEach(name -> assertThat(server().keysOf(name)).isEmpty());
+ *     }
  * }
  * }</pre>
  *   </li>
+ *   <li>For a cluster, subclass {@link io.latchkey.testkit.ClusterFailoverContract} (or
+ *       {@link io.latchkey.testkit.LinearizableFailoverContract} if the lock is replicated by
+ *       consensus) the same way, with {@code failLeader()} and {@code failoverTime()}; its cluster is
+ *       always its own, since a failover leaves it changed.</li>
  *   <li>Override further hooks only where the defaults do not fit: {@code options()} (the lease the
  *       suite runs with, 6 s by default), {@code newCuttableClient()} if the backend's clients do
  *       not stay on the addresses they were given, {@code childUri()} and {@code childJvmOptions()} if
@@ -37,7 +51,7 @@
  *   <li>Run it with the test class path holding the backend's provider
  *       ({@code META-INF/services/io.latchkey.spi.LockProviderFactory}): the kill and pause faults
  *       launch child JVMs on {@code java.class.path}, and the pause fault needs a POSIX
- *       {@code kill} command. Without a Docker engine the suite fails at once, saying so.</li>
+ *       {@code kill} command.</li>
  * </ol>
  *
  * <p>Optional capabilities are sub-contracts ({@link io.latchkey.testkit.FairOrderingContract}),

@@ -9,7 +9,7 @@ import io.latchkey.LockException;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockUri;
-import io.latchkey.testkit.ServerImages;
+import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.zookeeper.ZooKeeperServer;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -29,30 +29,32 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** What is particular to ZooKeeper: node layout and cleanup, no herd on release, ACLs, the own-client factory. */
 class ZooKeeperBackendTest {
 
     private static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(6)).build();
     private static final Duration PATIENT = OPTIONS.lease().multipliedBy(4);
+    /** The key under which this module's tests share one ZooKeeper server. */
+    static final String SERVER_KEY = "zookeeper";
+
+    @RegisterExtension
+    static final SharedServer<ZooKeeperServer> ZOOKEEPER = SharedServer.of(SERVER_KEY, ZooKeeperServer::start);
     private static ZooKeeperServer server;
     private static CuratorFramework raw;
     private final List<AutoCloseable> closeAfter = new ArrayList<>();
 
     @BeforeAll
-    static void startServer() {
-        ServerImages.requireDocker();
-        server = ZooKeeperServer.start();
+    static void connectRaw() {
+        server = ZOOKEEPER.get();
         raw = ZooKeeperTestSupport.rawClient(server.connectString());
     }
 
     @AfterAll
-    static void stopServer() {
+    static void closeRaw() {
         if (raw != null) {
             raw.close();
-        }
-        if (server != null) {
-            server.close();
         }
     }
 

@@ -8,8 +8,6 @@ import io.latchkey.LockClient;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
 import io.latchkey.testkit.LinearizableFailoverContract;
-import io.latchkey.testkit.LockServer;
-import io.latchkey.testkit.ServerImages;
 import io.latchkey.testkit.history.FencedResource;
 import io.latchkey.testkit.history.History;
 import io.latchkey.testkit.history.HistoryChecker;
@@ -27,9 +25,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.IntStream;
 import org.apache.curator.framework.CuratorFramework;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
@@ -40,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * contract, and a test of what the holder itself sees. Each test kills one leader; the node is started
  * again after the test, so every test begins with three nodes.
  */
-class ZooKeeperEnsembleTest extends LinearizableFailoverContract {
+class ZooKeeperEnsembleTest extends LinearizableFailoverContract<ZooKeeperEnsemble> {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperEnsembleTest.class);
     private static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(6)).build();
@@ -49,33 +45,18 @@ class ZooKeeperEnsembleTest extends LinearizableFailoverContract {
     private static final Duration FAILOVER = LEASE.plus(OPTIONS.timeout()).plus(OPTIONS.safetyMargin());
     private static final Duration PATIENT = FAILOVER.multipliedBy(3);
     private static final int WAITERS = 2;
-    private static ZooKeeperEnsemble ensemble;
     private int stopped = -1;
 
-    @BeforeAll
-    static void startEnsemble() {
-        ServerImages.requireDocker();
-        ensemble = ZooKeeperEnsemble.start();
-    }
-
-    @AfterAll
-    static void stopEnsemble() {
-        if (ensemble != null) {
-            ensemble.close();
-        }
-    }
-
-    @Override
-    protected LockServer cluster() {
-        return ensemble;
+    ZooKeeperEnsembleTest() {
+        super(ZooKeeperEnsemble::start);
     }
 
     @Override
     protected void failLeader() {
-        int leader = ensemble.leader();
+        int leader = cluster().leader();
         assertThat(leader).as("the ensemble's leader").isNotNegative();
         stopped = leader;
-        ensemble.stopNode(leader);
+        cluster().stopNode(leader);
     }
 
     @Override
@@ -86,7 +67,7 @@ class ZooKeeperEnsembleTest extends LinearizableFailoverContract {
     @AfterEach
     void startStoppedNode() {
         if (stopped >= 0) {
-            ensemble.startNode(stopped);
+            cluster().startNode(stopped);
             stopped = -1;
         }
     }
@@ -101,7 +82,7 @@ class ZooKeeperEnsembleTest extends LinearizableFailoverContract {
         FencedResource resource = new FencedResource(name);
         List<LockClient> clients = new ArrayList<>();
         ExecutorService executor = Executors.newCachedThreadPool();
-        try (CuratorFramework raw = ZooKeeperTestSupport.rawClient(ensemble.connectString())) {
+        try (CuratorFramework raw = ZooKeeperTestSupport.rawClient(cluster().connectString())) {
             LockClient holderClient = connect(clients);
             long requested = History.now();
             Lease holder = holderClient.lock(name).lock(PATIENT);
@@ -130,7 +111,7 @@ class ZooKeeperEnsembleTest extends LinearizableFailoverContract {
             failLeader();
             int leader = stopped;
             List<Integer> others = IntStream.range(0, 3).filter(i -> i != leader).boxed().toList();
-            ensemble.awaitServing(others);
+            cluster().awaitServing(others);
             log.info("a new leader serves {} ms after the old one was killed",
                     TimeUnit.NANOSECONDS.toMillis(History.now() - stoppedAt));
 
@@ -168,8 +149,8 @@ class ZooKeeperEnsembleTest extends LinearizableFailoverContract {
         }
     }
 
-    private static LockClient connect(List<LockClient> clients) {
-        LockClient c = LockClient.connect(URI.create(ensemble.uri(ensemble.endpoints())), OPTIONS);
+    private LockClient connect(List<LockClient> clients) {
+        LockClient c = LockClient.connect(URI.create(cluster().uri(cluster().endpoints())), OPTIONS);
         clients.add(c);
         return c;
     }

@@ -75,44 +75,38 @@ class FlawsAreCaughtTest {
     }
 
     static class LateLoss extends MemoryLockContractTest {
-        @Override
-        Flaw flaw() {
-            return Flaw.LATE_LOSS;
+        LateLoss() {
+            super(Flaw.LATE_LOSS);
         }
     }
 
     static class Unrenewed extends MemoryLockContractTest {
-        @Override
-        Flaw flaw() {
-            return Flaw.UNRENEWED;
+        Unrenewed() {
+            super(Flaw.UNRENEWED);
         }
     }
 
     static class AbandonedWaiter extends MemoryLockContractTest {
-        @Override
-        Flaw flaw() {
-            return Flaw.ABANDONED_WAITER;
+        AbandonedWaiter() {
+            super(Flaw.ABANDONED_WAITER);
         }
     }
 
     static class OutOfOrder extends MemoryLockContractTest {
-        @Override
-        Flaw flaw() {
-            return Flaw.OUT_OF_ORDER;
+        OutOfOrder() {
+            super(Flaw.OUT_OF_ORDER);
         }
     }
 
     static class NoCleanup extends MemoryLockContractTest {
-        @Override
-        Flaw flaw() {
-            return Flaw.NO_CLEANUP;
+        NoCleanup() {
+            super(Flaw.NO_CLEANUP);
         }
     }
 
     static class TokenReset extends MemoryLockContractTest {
-        @Override
-        Flaw flaw() {
-            return Flaw.TOKEN_RESET;
+        TokenReset() {
+            super(Flaw.TOKEN_RESET);
         }
     }
 }
