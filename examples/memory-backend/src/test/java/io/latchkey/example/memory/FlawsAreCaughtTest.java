@@ -25,10 +25,11 @@ class FlawsAreCaughtTest {
     private static final String FAIR_CONTRACT = "io.latchkey.testkit.FairOrderingContract$";
 
     @Test
-    @DisplayName("a backend that reports a TTL longer than the server keeps fails both loss tests")
+    @DisplayName("a backend that reports a TTL longer than the server keeps fails the network-cut test")
     void lateLoss() {
+        // Not the pause test: a resumed holder may read the server's close of its session before it
+        // checks its lease, and that honest loss path hides the flaw there half the time.
         assertCaught(LateLoss.class, LOCK_CONTRACT + "LossSignal", "cutHolderLosesLeaseBeforeAnotherIsGranted");
-        assertCaught(LateLoss.class, LOCK_CONTRACT + "LossSignal", "pausedHolderFindsLeaseInvalidAndIsFenced");
     }
 
     @Test
@@ -74,37 +75,37 @@ class FlawsAreCaughtTest {
                 .execute().testEvents();
     }
 
-    static class LateLoss extends MemoryLockContractTest {
+    static class LateLoss extends MemoryContract {
         LateLoss() {
             super(Flaw.LATE_LOSS);
         }
     }
 
-    static class Unrenewed extends MemoryLockContractTest {
+    static class Unrenewed extends MemoryContract {
         Unrenewed() {
             super(Flaw.UNRENEWED);
         }
     }
 
-    static class AbandonedWaiter extends MemoryLockContractTest {
+    static class AbandonedWaiter extends MemoryContract {
         AbandonedWaiter() {
             super(Flaw.ABANDONED_WAITER);
         }
     }
 
-    static class OutOfOrder extends MemoryLockContractTest {
+    static class OutOfOrder extends MemoryContract {
         OutOfOrder() {
             super(Flaw.OUT_OF_ORDER);
         }
     }
 
-    static class NoCleanup extends MemoryLockContractTest {
+    static class NoCleanup extends MemoryContract {
         NoCleanup() {
             super(Flaw.NO_CLEANUP);
         }
     }
 
-    static class TokenReset extends MemoryLockContractTest {
+    static class TokenReset extends MemoryContract {
         TokenReset() {
             super(Flaw.TOKEN_RESET);
         }
