@@ -1,6 +1,5 @@
 package io.latchkey.testkit;
 
-import java.time.Duration;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
@@ -26,26 +25,12 @@ public abstract class FairOrderingContract<S extends LockServer> extends LockCon
         super(serverKey, startServer);
     }
 
-    /**
-     * How far apart the waiters' requests are started, so that their arrival order at the server is
-     * the order they were started in. Default: half of the {@code timeout} option, a round trip with
-     * room to spare.
-     */
-    protected Duration arrivalGap() {
-        return options().timeout().dividedBy(2);
-    }
-
     @Nested
     @Order(100)
     @DisplayName("Fair ordering: waiters are granted the lock in the order they arrived")
     class FairOrdering extends FairOrderingTests {
         @Override
         LockContract<?> contract() {
-            return FairOrderingContract.this;
-        }
-
-        @Override
-        FairOrderingContract<?> fairContract() {
             return FairOrderingContract.this;
         }
     }

@@ -6,6 +6,7 @@ import io.latchkey.DistributedLock;
 import io.latchkey.Lease;
 import io.latchkey.testkit.history.History;
 import io.latchkey.testkit.history.HistoryChecker;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -19,9 +20,6 @@ abstract class FairOrderingTests extends ContractGroup {
 
     static final int WAITERS = 4;
 
-    /** The contract that declared the capability, for its arrival gap. */
-    abstract FairOrderingContract fairContract();
-
     @Test
     @DisplayName("waiters from different clients are granted the lock in the order they arrived")
     void waitersAreGrantedInArrivalOrder() throws Exception {
@@ -31,6 +29,7 @@ abstract class FairOrderingTests extends ContractGroup {
         Lease holder = first.lease();
         List<String> grantOrder = new CopyOnWriteArrayList<>();
         List<Future<Boolean>> waiters = new ArrayList<>();
+        long waitingBefore = WaitingAcquisitions.count();
         for (int i = 0; i < WAITERS; i++) {
             DistributedLock lock = client().lock(name);
             String actor = "waiter" + i;
@@ -49,8 +48,8 @@ abstract class FairOrderingTests extends ContractGroup {
                 }
                 return true;
             }));
-            // arrival order is the order of the requests reaching the server: space them out
-            Thread.sleep(fairContract().arrivalGap().toMillis());
+            // the next waiter starts only once this one waits in the backend: arrival order is start order
+            WaitingAcquisitions.awaitAtLeast(waitingBefore + i + 1, tryBound(Duration.ZERO), actor);
         }
 
         holder.close();

@@ -17,6 +17,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -138,17 +139,22 @@ abstract class LossSignalTests extends ContractGroup {
         HistoryChecker.assertConsistent(history);
 
         ChildHolder.Reply released = child.request("release", tryBound(Duration.ZERO));
-        assertThat(released.kind()).as("the child's close of its lost lease: " + released).isIn("released", "error");
+        // closing a lost lease is no error: the shared layer has released it in the background, or does now
+        assertThat(released.kind()).as("the child's close of its lost lease: " + released).isEqualTo("released");
         assertThat(contender.isValid()).as("the new holder after the paused one closed its lease").isTrue();
         assertThat(client().lock(name).tryLock()).as("the lock after the paused holder closed its lost lease").isEmpty();
     }
 
     @Test
-    @DisplayName("lost() does not complete while the holder is live and connected")
+    @DisplayName("lost() does not complete while the holder is live and connected, past a whole lease")
     void lostDoesNotCompleteForLiveHolder() throws Exception {
         Lease lease = hold(client().lock(name()));
 
-        Thread.sleep(options().safetyMargin().toMillis()); // lets a wrongly scheduled loss fire
+        // a loss wrongly scheduled from the grant alone fires at lease - safetyMargin: watch beyond the lease
+        Duration watched = lease().plus(slack());
+        Awaitility.await("lost() to stay incomplete and the lease valid").during(watched)
+                .atMost(watched.plus(tryBound(Duration.ZERO))).pollInterval(options().safetyMargin().dividedBy(4))
+                .until(() -> !lease.lost().toCompletableFuture().isDone() && lease.isValid());
 
         assertThat(lease.lost().toCompletableFuture()).isNotDone();
         lease.ensureValid();

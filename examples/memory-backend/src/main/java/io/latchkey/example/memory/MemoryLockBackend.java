@@ -1,0 +1,355 @@
+package io.latchkey.example.memory;
+
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockOptions;
+import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.DaemonThreads;
+import io.latchkey.spi.Deadline;
+import io.latchkey.spi.Durations;
+import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.LockBackend;
+import io.latchkey.spi.LockUri;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The backend on a {@link MemoryLockServer}: one connection (the server's session) per client,
+ * reopened on the next request after it closed, and a ping at a third of the lease that keeps the
+ * session, its waiting requests and every grant on it alive.
+ *
+ * <p>Evidence: a grant and every answered ping are confirmed from the moment their request was
+ * sent, with the TTL the server said it keeps; a closed connection is a loss of every grant on it,
+ * since the server ends the session and its grants with the connection. An interrupted acquire
+ * withdraws its request, so that nothing is left queued.
+ *
+ * <p>Threads: one pinger, and one reader per open connection, named {@code latchkey-memory-<n>-...}.
+ * Thread-safe.
+ */
+final class MemoryLockBackend implements LockBackend {
+
+    private static final Logger log = LoggerFactory.getLogger(MemoryLockBackend.class);
+    private static final AtomicInteger BACKENDS = new AtomicInteger();
+    /** The pause between attempts to reach a server that refused the connection or dropped it. */
+    private static final long RETRY_MILLIS = 50;
+
+    private final LockUri.HostAndPort server;
+    private final LockOptions options;
+    private final Flaw flaw;
+    private final String namespace;
+    private final ThreadFactory readers;
+    private final ScheduledExecutorService pinger;
+    private final AtomicLong ids = new AtomicLong();
+    private volatile Connection connection; // replaced under this
+    private volatile boolean closed;
+
+    private MemoryLockBackend(LockUri.HostAndPort server, LockOptions options, Flaw flaw) {
+        this.server = server;
+        this.options = options;
+        this.flaw = flaw;
+        this.namespace = options.namespace() == null ? "latchkey" : options.namespace();
+        String prefix = "latchkey-memory-" + BACKENDS.incrementAndGet();
+        this.readers = DaemonThreads.factory(prefix + "-reader");
+        this.pinger = Executors.newSingleThreadScheduledExecutor(DaemonThreads.factory(prefix + "-ping"));
+    }
+
+    /** Connects at once, so that a wrong address fails here rather than at the first lock. */
+    static MemoryLockBackend connect(LockUri.HostAndPort server, LockOptions options, Flaw flaw) {
+        MemoryLockBackend backend = new MemoryLockBackend(server, options, flaw);
+        try {
+            backend.connection();
+        } catch (RuntimeException e) {
+            backend.close();
+            throw e;
+        }
+        long period = Math.max(1, options.lease().toMillis() / 3);
+        backend.pinger.scheduleAtFixedRate(backend::ping, period, period, TimeUnit.MILLISECONDS);
+        return backend;
+    }
+
+    /** The server's key of a lock: the namespace and the name, URL-encoded to one protocol word. */
+    static String key(String namespace, String lockName) {
+        return URLEncoder.encode(namespace + "/" + lockName, StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public String describe(String lockName) {
+        return "memory lock '" + namespace + "/" + lockName + "' on " + server;
+    }
+
+    @Override
+    public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        while (true) {
+            try {
+                return acquireOnce(lockName, deadline, evidence);
+            } catch (LockBackendUnavailableException e) {
+                // the server may be restarting: a new connection, while the caller's wait lasts
+                if (deadline.hasPassed()) {
+                    throw e;
+                }
+                Thread.sleep(Math.min(RETRY_MILLIS, deadline.remainingMillis()) + 1);
+            }
+        }
+    }
+
+    private BackendLease acquireOnce(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        Connection c;
+        try {
+            c = connection();
+        } catch (LockBackendUnavailableException e) {
+            throw new LockBackendUnavailableException(lockName, describe(lockName) + ": " + e.getMessage(), e);
+        }
+        long id = ids.incrementAndGet();
+        CompletableFuture<String[]> answer = c.request(id, "acquire " + id + " " + key(namespace, lockName) + " "
+                + deadline.remainingMillis());
+        String[] granted;
+        try {
+            granted = answer.get(deadline.plus(options.timeout()).remainingNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            c.pending.remove(id);
+            if (flaw != Flaw.ABANDONED_WAITER) {
+                c.send("cancel " + id); // withdraws the request, or releases what it was granted meanwhile
+            }
+            throw e;
+        } catch (TimeoutException | ExecutionException e) {
+            c.pending.remove(id);
+            c.send("cancel " + id);
+            throw unavailable(lockName, "acquire", e);
+        }
+        if (granted[0].equals("busy")) {
+            return null;
+        }
+        Held held = new Held(c, id, lockName, Long.parseLong(granted[2]), evidence);
+        c.held.put(id, held);
+        // the grant lives as long as the session, which the last answered request kept alive
+        evidence.confirmed(c.lastAnsweredSentAt, c.reportedTtl());
+        if (c.dead) {
+            evidence.lost("the connection to " + server + " closed", null); // it may have closed before put
+        }
+        return held;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        pinger.shutdownNow();
+        Connection c = connection;
+        if (c != null) {
+            c.close();
+        }
+        try {
+            pinger.awaitTermination(options.timeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void ping() {
+        Connection c = connection;
+        if (c == null || c.dead) {
+            return;
+        }
+        long id = ids.incrementAndGet();
+        long sentAt = System.nanoTime();
+        c.request(id, "ping " + id).orTimeout(options.timeout().toMillis(), TimeUnit.MILLISECONDS)
+                .whenComplete((pong, e) -> {
+                    c.pending.remove(id);
+                    if (e == null && flaw != Flaw.UNRENEWED) {
+                        c.held.values().forEach(h -> h.evidence.confirmed(sentAt, c.reportedTtl()));
+                    }
+                });
+    }
+
+    private synchronized Connection connection() {
+        if (closed) {
+            throw new IllegalStateException("memory backend for " + server + " is closed");
+        }
+        if (connection == null || connection.dead) {
+            connection = new Connection();
+        }
+        return connection;
+    }
+
+    private LockBackendUnavailableException unavailable(String lockName, String what, Exception cause) {
+        return new LockBackendUnavailableException(lockName, "memory server " + server + " did not answer the "
+                + what + " of " + describe(lockName) + " within " + Durations.format(options.timeout())
+                + ": check that it runs and is reachable", cause);
+    }
+
+    /** One session with the server: a socket, its reader thread, requests waiting for answers, grants on it. */
+    private final class Connection {
+        final Socket socket = new Socket();
+        final PrintWriter out;
+        final Map<Long, Pending> pending = new ConcurrentHashMap<>();
+        final Map<Long, Held> held = new ConcurrentHashMap<>();
+        final Thread reader;
+        final Duration serverTtl;
+        volatile boolean dead;
+        /**
+         * When the latest answered request was sent. The server handles a connection's requests in order
+         * and each one extends the session, so the session lives at least its TTL from this moment.
+         */
+        volatile long lastAnsweredSentAt;
+
+        Connection() {
+            lastAnsweredSentAt = System.nanoTime(); // precedes the server's accept, which starts the session
+            try {
+                socket.connect(new InetSocketAddress(server.host(), server.port()), (int) options.timeout().toMillis());
+                socket.setTcpNoDelay(true);
+                out = new PrintWriter(new OutputStreamWriter(socket.getOutputStream(), StandardCharsets.UTF_8), true);
+            } catch (IOException e) {
+                close();
+                throw new LockBackendUnavailableException("", "cannot connect to memory server " + server + " within "
+                        + Durations.format(options.timeout()) + ": " + e.getMessage() + "; check that it runs", e);
+            }
+            reader = readers.newThread(this::read);
+            reader.start();
+            long id = ids.incrementAndGet();
+            try {
+                String[] welcome = request(id, "hello " + id + " " + options.lease().toMillis())
+                        .get(options.timeout().toMillis(), TimeUnit.MILLISECONDS);
+                serverTtl = Duration.ofMillis(Long.parseLong(welcome[2]));
+            } catch (InterruptedException | ExecutionException | TimeoutException e) {
+                if (e instanceof InterruptedException) {
+                    Thread.currentThread().interrupt();
+                }
+                close();
+                throw new LockBackendUnavailableException("", "memory server " + server + " did not greet within "
+                        + Durations.format(options.timeout()) + "; check that it runs", e);
+            }
+        }
+
+        /** What the backend reports as the server's TTL: the truth, but for {@link Flaw#LATE_LOSS}. */
+        Duration reportedTtl() {
+            return flaw == Flaw.LATE_LOSS ? serverTtl.multipliedBy(3) : serverTtl;
+        }
+
+        CompletableFuture<String[]> request(long id, String line) {
+            CompletableFuture<String[]> answer = new CompletableFuture<>();
+            pending.put(id, new Pending(System.nanoTime(), answer));
+            send(line);
+            if (dead) {
+                answer.completeExceptionally(new IOException("connection to " + server + " closed"));
+            }
+            return answer;
+        }
+
+        synchronized void send(String line) {
+            out.println(line); // a write error shows as a closed connection in the reader
+        }
+
+        private void read() {
+            Exception cause = null;
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    String[] parts = line.split(" ");
+                    Pending answered = parts.length > 1 ? pending.remove(parseId(parts[1])) : null;
+                    if (answered != null) {
+                        if (answered.sentAt - lastAnsweredSentAt > 0) {
+                            lastAnsweredSentAt = answered.sentAt;
+                        }
+                        answered.answer.complete(parts);
+                    }
+                }
+            } catch (IOException e) {
+                cause = e;
+            }
+            dead = true;
+            IOException closedError = new IOException("connection to " + server + " closed", cause);
+            pending.values().forEach(p -> p.answer.completeExceptionally(closedError));
+            for (Held h : held.values()) {
+                log.warn("lock '{}': the connection to {} closed, and the server ends its grants with it", h.lockName, server);
+                h.evidence.lost("the connection to memory server " + server + " closed", cause);
+            }
+        }
+
+        void close() {
+            dead = true;
+            try {
+                socket.close();
+            } catch (IOException e) {
+                // closing anyway
+            }
+            if (reader != null && Thread.currentThread() != reader) {
+                try {
+                    reader.join(options.timeout().toMillis());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+    }
+
+    private record Pending(long sentAt, CompletableFuture<String[]> answer) {
+    }
+
+    private static long parseId(String text) {
+        try {
+            return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /** A grant on one connection. */
+    private final class Held implements BackendLease {
+        final Connection connection;
+        final long id;
+        final String lockName;
+        final long token;
+        final LeaseEvidence evidence;
+
+        Held(Connection connection, long id, String lockName, long token, LeaseEvidence evidence) {
+            this.connection = connection;
+            this.id = id;
+            this.lockName = lockName;
+            this.token = token;
+            this.evidence = evidence;
+        }
+
+        @Override
+        public long fencingToken() {
+            return token;
+        }
+
+        @Override
+        public void release() {
+            if (connection.held.remove(id) == null || connection.dead) {
+                return; // the server ended the session, and this grant with it
+            }
+            long rid = ids.incrementAndGet();
+            try {
+                connection.request(rid, "release " + rid + " " + id).get(options.timeout().toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw unavailable(lockName, "release", e);
+            } catch (ExecutionException | TimeoutException e) {
+                connection.pending.remove(rid);
+                if (!connection.dead) {
+                    throw unavailable(lockName, "release", e);
+                }
+            }
+        }
+    }
+}
