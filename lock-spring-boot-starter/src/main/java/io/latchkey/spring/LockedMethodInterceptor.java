@@ -66,7 +66,7 @@ final class LockedMethodInterceptor implements MethodInterceptor {
                 if (inTransaction) {
                     TransactionAwareRelease.holdUntilCompletion(lock);
                 }
-                return proceed(invocation);
+                return LockedCall.bind(lease, request.slot().orElse(null), () -> proceed(invocation));
             });
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
