@@ -8,7 +8,9 @@ import io.latchkey.zookeeper.ZooKeeperLockProvider;
 import java.net.URI;
 import org.apache.curator.framework.CuratorFramework;
 import org.redisson.api.RedissonClient;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -16,6 +18,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Import;
 
 /**
@@ -34,6 +37,36 @@ import org.springframework.context.annotation.Import;
 @Import({LatchkeyAutoConfiguration.UriClient.class, LatchkeyAutoConfiguration.OnRedisson.class,
         LatchkeyAutoConfiguration.OnCurator.class, LatchkeyAutoConfiguration.OnEtcd.class, LockedMethodsConfiguration.class})
 public class LatchkeyAutoConfiguration {
+
+    /**
+     * Closes the auto-configured client when the context starts to shut down, in the scheduler's
+     * lifecycle phase, rather than after every running job has finished (up to Spring's 30 s per phase):
+     * another instance takes over at once, and a job still running loses its lease and is interrupted,
+     * as it would be if the process died.
+     */
+    @Bean
+    @ConditionalOnBean(name = "latchkeyLockClient")
+    static SmartLifecycle latchkeyLockClientLifecycle(BeanFactory beanFactory) {
+        return new SmartLifecycle() {
+            private volatile boolean running;
+
+            @Override
+            public void start() {
+                running = true;
+            }
+
+            @Override
+            public void stop() {
+                running = false;
+                beanFactory.getBean("latchkeyLockClient", LockClient.class).close();
+            }
+
+            @Override
+            public boolean isRunning() {
+                return running;
+            }
+        };
+    }
 
     static LockOptions options(LatchkeyProperties p) {
         LockOptions.Builder b = LockOptions.builder();

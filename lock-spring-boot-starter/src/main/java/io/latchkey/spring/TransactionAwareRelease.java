@@ -16,7 +16,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * it then reads the state from before this holder's writes. So the call takes a nested lease of its
  * own grant (reentrancy: at once, no round trip), registered with the transaction: the grant outlives
  * the method and ends when the nested lease is closed after completion, commit or rollback. Before the
- * commit the lease must still be valid, or the commit fails and the transaction rolls back.
+ * commit the lease must still be valid, or the commit fails and the transaction rolls back. That check
+ * runs after the synchronizations of higher precedence and leaves the commit's own duration open: a
+ * lease lost in that window is not caught here, which is what fencing tokens written with the data
+ * are for.
  *
  * <p>Loaded only when spring-tx is on the class path.
  */
