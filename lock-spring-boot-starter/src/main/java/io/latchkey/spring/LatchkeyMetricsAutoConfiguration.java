@@ -13,8 +13,8 @@ import org.springframework.context.annotation.Bean;
  * Lock metrics ({@link LatchkeyMetrics}) for the application's {@link LockClient}, when
  * {@code lock-micrometer} is on the class path and there is a {@link MeterRegistry}: the binder listens
  * to the client's events, and Spring Boot binds it to the registry as it binds every
- * {@code MeterBinder} bean. Lock names are not a tag (they may be unbounded); define a
- * {@code LatchkeyMetrics} bean to choose otherwise.
+ * {@code MeterBinder} bean. Lock names are not a tag (they may be unbounded); to choose otherwise,
+ * define a {@code LatchkeyMetrics} bean and add it to the client with {@code client.addListener}.
  */
 @AutoConfiguration(after = LatchkeyAutoConfiguration.class, afterName = {
         "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
