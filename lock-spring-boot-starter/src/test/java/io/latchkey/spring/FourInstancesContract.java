@@ -120,7 +120,7 @@ abstract class FourInstancesContract {
      * ordering the other one rules out.
      */
     @Test
-    void releasedBeforeTheCommitTheNextInstanceReadsAStaleRow() throws Exception {
+    void releasedInAFinallyInsideTheTransactionTheLockIsGoneBeforeTheCommit() throws Exception {
         try (Connection keep = counterTable()) {
             startFour(TransactionalJobApp.class, "naive=true");
             await("8 commits", () -> TX_RUNS.get() >= 8);
