@@ -1,0 +1,139 @@
+package io.latchkey.spring;
+
+import io.latchkey.LockClient;
+import io.latchkey.LockOptions;
+import io.latchkey.etcd.EtcdLockProvider;
+import io.latchkey.redis.RedisLockProvider;
+import io.latchkey.zookeeper.ZooKeeperLockProvider;
+import java.net.URI;
+import org.apache.curator.framework.CuratorFramework;
+import org.redisson.api.RedissonClient;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.context.annotation.Import;
+
+/**
+ * Auto-configuration of the application's {@link LockClient} and of {@link DistributedLocked} methods.
+ *
+ * <p>The client, unless the application defines its own {@code LockClient} bean, is the first that
+ * applies of: one connected to {@code latchkey.uri}; one on the application's single
+ * {@code RedissonClient}, {@code CuratorFramework} or jetcd {@code Client} bean, when the matching
+ * Latchkey backend is on the class path. Either way it is closed on shutdown (which releases its
+ * locks) and never closes the application's own backend client. The {@code latchkey.*} options apply
+ * to it; see {@link LatchkeyProperties}.
+ */
+@AutoConfiguration(afterName = {"org.redisson.spring.starter.RedissonAutoConfigurationV4",
+        "org.redisson.spring.starter.RedissonAutoConfigurationV2", "org.redisson.spring.starter.RedissonAutoConfiguration"})
+@EnableConfigurationProperties(LatchkeyProperties.class)
+@Import({LatchkeyAutoConfiguration.UriClient.class, LatchkeyAutoConfiguration.OnRedisson.class,
+        LatchkeyAutoConfiguration.OnCurator.class, LatchkeyAutoConfiguration.OnEtcd.class, LockedMethodsConfiguration.class})
+public class LatchkeyAutoConfiguration {
+
+    /**
+     * Closes the auto-configured client when the context starts to shut down, in the scheduler's
+     * lifecycle phase, rather than after every running job has finished (up to Spring's 30 s per phase):
+     * another instance takes over at once, and a job still running loses its lease and is interrupted,
+     * as it would be if the process died.
+     */
+    @Bean
+    @ConditionalOnBean(name = "latchkeyLockClient")
+    static SmartLifecycle latchkeyLockClientLifecycle(BeanFactory beanFactory) {
+        return new SmartLifecycle() {
+            private volatile boolean running;
+
+            @Override
+            public void start() {
+                running = true;
+            }
+
+            @Override
+            public void stop() {
+                running = false;
+                beanFactory.getBean("latchkeyLockClient", LockClient.class).close();
+            }
+
+            @Override
+            public boolean isRunning() {
+                return running;
+            }
+        };
+    }
+
+    static LockOptions options(LatchkeyProperties p) {
+        LockOptions.Builder b = LockOptions.builder();
+        if (p.getLease() != null) {
+            b.lease(p.getLease());
+        }
+        if (p.getSafetyMargin() != null) {
+            b.safetyMargin(p.getSafetyMargin());
+        }
+        if (p.getTimeout() != null) {
+            b.timeout(p.getTimeout());
+        }
+        if (p.getNamespace() != null && !p.getNamespace().isEmpty()) {
+            b.namespace(p.getNamespace());
+        }
+        return b.build();
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(prefix = "latchkey", name = "uri")
+    @ConditionalOnMissingBean(LockClient.class)
+    static class UriClient {
+
+        @Bean(destroyMethod = "close")
+        LockClient latchkeyLockClient(LatchkeyProperties properties) {
+            return LockClient.connect(URI.create(properties.getUri().trim()), options(properties));
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass({RedisLockProvider.class, RedissonClient.class})
+    @ConditionalOnSingleCandidate(RedissonClient.class)
+    @ConditionalOnMissingBean(LockClient.class)
+    static class OnRedisson {
+
+        @Bean(destroyMethod = "close")
+        LockClient latchkeyLockClient(RedissonClient redisson, LatchkeyProperties properties) {
+            LockOptions options = options(properties);
+            if (properties.getLease() == null) {
+                // the Redisson client's watchdog timeout is the lease; the default margin follows it
+                options = options.toBuilder().lease(java.time.Duration.ofMillis(redisson.getConfig().getLockWatchdogTimeout())).build();
+            }
+            return RedisLockProvider.client(redisson, options);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass({ZooKeeperLockProvider.class, CuratorFramework.class})
+    @ConditionalOnSingleCandidate(CuratorFramework.class)
+    @ConditionalOnMissingBean(LockClient.class)
+    static class OnCurator {
+
+        @Bean(destroyMethod = "close")
+        LockClient latchkeyLockClient(CuratorFramework curator, LatchkeyProperties properties) {
+            return ZooKeeperLockProvider.client(curator, null, options(properties));
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass({EtcdLockProvider.class, io.etcd.jetcd.Client.class})
+    @ConditionalOnSingleCandidate(io.etcd.jetcd.Client.class)
+    @ConditionalOnMissingBean(LockClient.class)
+    static class OnEtcd {
+
+        @Bean(destroyMethod = "close")
+        LockClient latchkeyLockClient(io.etcd.jetcd.Client etcd, LatchkeyProperties properties) {
+            return EtcdLockProvider.client(etcd, options(properties));
+        }
+    }
+}

@@ -1,0 +1,27 @@
+package io.latchkey.spring;
+
+import io.latchkey.LockClient;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The {@code latchkey} health indicator ({@link LatchkeyHealthIndicator}), when Spring Boot's health
+ * support is on the class path; {@code management.health.latchkey.enabled=false} turns it off.
+ */
+@AutoConfiguration(after = LatchkeyAutoConfiguration.class)
+@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnBean(LockClient.class)
+@ConditionalOnEnabledHealthIndicator("latchkey")
+public class LatchkeyHealthAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean(name = "latchkeyHealthIndicator")
+    LatchkeyHealthIndicator latchkeyHealthIndicator(LockClient client, LatchkeyProperties properties) {
+        return new LatchkeyHealthIndicator(client, properties.getHealth().getLockName());
+    }
+}

@@ -1,0 +1,298 @@
+package io.latchkey.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.latchkey.Lease;
+import io.latchkey.LockClient;
+import io.latchkey.LockNotAcquiredException;
+import io.latchkey.LockOptions;
+import io.latchkey.redis.RedisLockProvider;
+import io.latchkey.testkit.redis.RedisServer;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.net.URI;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+
+/** The auto-configuration on one real Redis server: binding, back-off, the annotation's behaviour and start-up errors. */
+class LatchkeyAutoConfigurationTest {
+
+    private static RedisServer redis;
+
+    private ApplicationContextRunner runner() {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(LatchkeyAutoConfiguration.class, LatchkeyHealthAutoConfiguration.class,
+                        LatchkeyMetricsAutoConfiguration.class))
+                .withPropertyValues("latchkey.uri=" + redis.uri(redis.endpoints()));
+    }
+
+    @BeforeAll
+    static void startServer() {
+        redis = RedisServer.start();
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (redis != null) {
+            redis.close();
+        }
+    }
+
+    @Test
+    void propertiesBindToTheClientsOptions() {
+        runner().withPropertyValues("latchkey.lease=4s", "latchkey.safety-margin=300ms", "latchkey.timeout=1500ms",
+                "latchkey.namespace=billing").run(context -> {
+                    LockOptions options = context.getBean(LockClient.class).options();
+                    assertThat(options.lease()).isEqualTo(Duration.ofSeconds(4));
+                    assertThat(options.safetyMargin()).isEqualTo(Duration.ofMillis(300));
+                    assertThat(options.timeout()).isEqualTo(Duration.ofMillis(1500));
+                    assertThat(options.namespace()).isEqualTo("billing");
+                    assertThat(context.getBean(LockClient.class).backendName()).isEqualTo("redis");
+                });
+    }
+
+    @Test
+    void aBadPropertyValueFailsStartUpNamingIt() {
+        runner().withPropertyValues("latchkey.lease=2s", "latchkey.safety-margin=2s").run(context ->
+                assertThat(context).hasFailed().getFailure().rootCause().hasMessageContaining("safety margin must be shorter than the lease"));
+    }
+
+    @Test
+    void backsOffWhenTheApplicationDefinesItsOwnClient() {
+        runner().withUserConfiguration(OwnClient.class).run(context -> {
+            assertThat(context).hasSingleBean(LockClient.class);
+            assertThat(context.getBean(LockClient.class).options().namespace()).isEqualTo("own");
+        });
+    }
+
+    @Test
+    void buildsOnTheApplicationsRedissonClientAndLeavesItOpen() {
+        Config config = new Config();
+        config.setLockWatchdogTimeout(5000);
+        config.useSingleServer().setAddress(redis.uri(redis.endpoints()));
+        RedissonClient redisson = Redisson.create(config);
+        try {
+            new ApplicationContextRunner()
+                    .withConfiguration(AutoConfigurations.of(LatchkeyAutoConfiguration.class))
+                    .withBean(RedissonClient.class, () -> redisson, d -> d.setDestroyMethodName(""))
+                    .run(context -> {
+                        LockClient client = context.getBean(LockClient.class);
+                        assertThat(client.backendName()).isEqualTo("redis");
+                        assertThat(client.options().lease()).isEqualTo(Duration.ofSeconds(5));
+                        try (Lease lease = client.lock("auto:redisson").tryLock().orElseThrow()) {
+                            assertThat(lease.isValid()).isTrue();
+                        }
+                    });
+            assertThat(redisson.isShutdown()).isFalse();
+        } finally {
+            redisson.shutdown();
+        }
+    }
+
+    @Test
+    void theNameTemplateReadsTheArgumentsAndTheMethodGetsItsLease() {
+        runner().withUserConfiguration(Jobs.class).run(context -> {
+            Jobs.Service service = context.getBean(Jobs.Service.class);
+            assertThat(service.rebuild(7)).isEqualTo("job:user:7 held=true");
+        });
+    }
+
+    @Test
+    void whenTheLockIsHeldSkipReturnsNothingAndThrowThrows() throws Exception {
+        try (LockClient other = LockClient.connect(redis.uri(redis.endpoints()));
+                Lease held = other.lock("job:busy").tryLock().orElseThrow()) {
+            runner().withUserConfiguration(Jobs.class).run(context -> {
+                Jobs.Service service = context.getBean(Jobs.Service.class);
+                assertThat(service.skipping()).isZero();
+                assertThat(service.runs).isZero();
+                assertThatThrownBy(service::throwing).isInstanceOf(LockNotAcquiredException.class)
+                        .hasMessageContaining("job:busy");
+            });
+            assertThat(held.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void anExceptionOfTheMethodReachesTheCallerAndTheLockIsReleased() {
+        runner().withUserConfiguration(Jobs.class).run(context -> {
+            Jobs.Service service = context.getBean(Jobs.Service.class);
+            assertThatThrownBy(service::failing).isInstanceOf(java.io.IOException.class).hasMessage("disk full");
+            assertThat(context.getBean(LockClient.class).lock("job:failing").tryLock()).isPresent()
+                    .hasValueSatisfying(Lease::close);
+        });
+    }
+
+    @Test
+    void healthIsUpWhileTheBackendAnswersAndDownWhenItDoesNot() {
+        runner().withPropertyValues("latchkey.timeout=1s").run(context -> {
+            LatchkeyHealthIndicator health = context.getBean(LatchkeyHealthIndicator.class);
+            assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
+            redis.pause();
+            try {
+                var down = health.health(true);
+                assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+                assertThat(down.getDetails()).containsKey("error");
+            } finally {
+                redis.unpause();
+            }
+        });
+    }
+
+    @Test
+    void withAMeterRegistryTheLockMetricsAreRegistered() {
+        runner().withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class,
+                CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class))
+                .withUserConfiguration(Jobs.class).run(context -> {
+                    context.getBean(Jobs.Service.class).rebuild(1);
+                    MeterRegistry registry = context.getBean(MeterRegistry.class);
+                    // events reach the binder on the client's event thread
+                    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+                    while (registry.find("latchkey.hold").timer() == null || registry.find("latchkey.hold").timer().count() == 0) {
+                        assertThat(System.nanoTime() - deadline).as("latchkey.hold recorded within 10s").isNegative();
+                        Thread.sleep(20);
+                    }
+                    assertThat(registry.get("latchkey.acquire").tag("outcome", "acquired").tag("backend", "redis").timer().count())
+                            .isEqualTo(1);
+                });
+    }
+
+    @Test
+    void startUpFailsForMethodsTheProxyCannotReach() {
+        for (Class<?> bad : new Class<?>[] {BadMethods.PrivateJob.class, BadMethods.FinalJob.class, BadMethods.StaticJob.class}) {
+            runner().withUserConfiguration(bad).run(context -> assertThat(context).hasFailed().getFailure()
+                    .rootCause().hasMessageContaining("@DistributedLocked method " + bad.getName() + ".run")
+                    .hasMessageContaining("a Spring proxy cannot intercept it"));
+        }
+    }
+
+    @Test
+    void startUpFailsForANameThatDoesNotParseOrABadDurationOrASlotWithoutASchedule() {
+        runner().withUserConfiguration(BadMethods.BadName.class).run(context -> assertThat(context).hasFailed().getFailure()
+                .hasStackTraceContaining("BadName.run: the lock name 'job:#{#id' does not parse"));
+        runner().withUserConfiguration(BadMethods.BadDuration.class).run(context -> assertThat(context).hasFailed().getFailure()
+                .hasStackTraceContaining("BadDuration.run: lockAtMostFor 'ten minutes' is not a duration"));
+        runner().withUserConfiguration(BadMethods.SlotWithoutSchedule.class).run(context -> assertThat(context).hasFailed()
+                .getFailure().hasStackTraceContaining("SlotWithoutSchedule.run: oncePerSlot needs exactly one @Scheduled"));
+    }
+
+    @Test
+    void startUpFailsForAnnotatedMethodsWithoutALockClient() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LatchkeyAutoConfiguration.class))
+                .withUserConfiguration(NoClient.class)
+                .run(context -> assertThat(context).hasFailed().getFailure()
+                        .hasMessageContaining("need a LockClient bean").hasMessageContaining("latchkey.uri"));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class NoClient {
+        @DistributedLocked(name = "job:no-client")
+        public void run() {
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnClient {
+        @Bean
+        LockClient ownLockClient() {
+            return LockClient.connect(URI.create(redis.uri(redis.endpoints())), LockOptions.builder().namespace("own").build());
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Jobs {
+        @Bean
+        Service service(LockClient client) {
+            return new Service(client);
+        }
+
+        static class Service {
+            private final LockClient client;
+            int runs;
+
+            Service(LockClient client) {
+                this.client = client;
+            }
+
+            @DistributedLocked(name = "job:user:#{#userId}")
+            public String rebuild(long userId) {
+                LockedCall call = LockedCall.current().orElseThrow();
+                return call.lease().lockName() + " held=" + client.lock("job:user:" + userId).isHeldByCurrentThread();
+            }
+
+            @DistributedLocked(name = "job:busy")
+            public int skipping() {
+                return ++runs;
+            }
+
+            @DistributedLocked(name = "job:busy", waitFor = "200ms", onNotAcquired = DistributedLocked.NotAcquired.THROW)
+            public int throwing() {
+                return ++runs;
+            }
+
+            @DistributedLocked(name = "job:failing")
+            public void failing() throws java.io.IOException {
+                throw new java.io.IOException("disk full");
+            }
+        }
+    }
+
+    static class BadMethods {
+        @Configuration(proxyBeanMethods = false)
+        @Import(Jobs.class)
+        static class PrivateJob {
+            @DistributedLocked(name = "job:private")
+            private void run() {
+            }
+        }
+
+        @Configuration(proxyBeanMethods = false)
+        static class FinalJob {
+            @DistributedLocked(name = "job:final")
+            public final void run() {
+            }
+        }
+
+        @Configuration(proxyBeanMethods = false)
+        static class StaticJob {
+            @DistributedLocked(name = "job:static")
+            public static void run() {
+            }
+        }
+
+        @Configuration(proxyBeanMethods = false)
+        static class BadName {
+            @DistributedLocked(name = "job:#{#id")
+            public void run(long id) {
+            }
+        }
+
+        @Configuration(proxyBeanMethods = false)
+        static class BadDuration {
+            @DistributedLocked(name = "job:bad", lockAtMostFor = "ten minutes")
+            public void run() {
+            }
+        }
+
+        @Configuration(proxyBeanMethods = false)
+        static class SlotWithoutSchedule {
+            @DistributedLocked(name = "job:slot", oncePerSlot = true)
+            public void run() {
+            }
+        }
+    }
+
+}
