@@ -264,9 +264,8 @@ abstract class EdgeBoundsTests extends ContractGroup {
     /** {@code uri} with its {@code timeout} query parameter set to {@code timeout}. */
     static String withTimeout(String uri, Duration timeout) {
         String value = "timeout=" + timeout.toMillis() + "ms";
-        String replaced = uri.replaceFirst("([?&])timeout=[^&]*", "$1" + value);
-        if (!replaced.equals(uri)) {
-            return replaced;
+        if (java.util.regex.Pattern.compile("[?&]timeout=").matcher(uri).find()) {
+            return uri.replaceFirst("([?&])timeout=[^&]*", "$1" + value);
         }
         return uri + (uri.contains("?") ? "&" : "?") + value;
     }
