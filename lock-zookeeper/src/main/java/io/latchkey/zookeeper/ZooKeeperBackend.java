@@ -184,14 +184,15 @@ final class ZooKeeperBackend implements LockBackend {
         client.getConnectionStateListenable().removeListener(listener);
         acquirers.shutdownNow();
         renewer.shutdownNow();
+        Deadline closing = Deadline.after(timeout); // one round trip for all of it: the session's close request
         try {
-            acquirers.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
-            renewer.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            acquirers.awaitTermination(closing.remainingNanos(), TimeUnit.NANOSECONDS);
+            renewer.awaitTermination(closing.remainingNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
         if (ownsClient) {
-            ZooKeeperLockProvider.closeWithin(client, timeout);
+            ZooKeeperLockProvider.closeWithin(client, closing.remaining());
         }
     }
 

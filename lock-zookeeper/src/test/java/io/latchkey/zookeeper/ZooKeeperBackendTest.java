@@ -240,7 +240,7 @@ class ZooKeeperBackendTest {
     @DisplayName("a client on the application's own Curator client locks and does not close that client")
     void ownCuratorClientIsNotClosed() throws Exception {
         Duration session = OPTIONS.lease().minus(ZooKeeperTestSupport.tick(server));
-        try (CuratorFramework own = ZooKeeperTestSupport.rawClient(server.connectString(), session)) {
+        try (CuratorFramework own = ZooKeeperTestSupport.rawClientWithSession(server.connectString(), session)) {
             String name = "own-" + System.nanoTime();
             LockClient c = ZooKeeperLockProvider.client(own, "/own", OPTIONS);
             try (Lease lease = c.lock(name).lock(PATIENT)) {

@@ -37,7 +37,7 @@ final class ZooKeeperTestSupport {
     }
 
     /** A started raw client with the given session timeout. */
-    static CuratorFramework rawClient(String connectString, Duration session) {
+    static CuratorFramework rawClientWithSession(String connectString, Duration session) {
         CuratorFramework c = CuratorFrameworkFactory.builder().connectString(connectString)
                 .sessionTimeoutMs((int) session.toMillis()).connectionTimeoutMs(5_000).retryPolicy(new RetryOneTime(100))
                 .ensembleTracker(false).build();
