@@ -192,7 +192,7 @@ final class ZooKeeperBackend implements LockBackend {
             Thread.currentThread().interrupt();
         }
         if (ownsClient) {
-            ZooKeeperLockProvider.closeWithin(client, closing.remaining());
+            Sessions.closeWithin(client, closing.remaining());
         }
     }
 

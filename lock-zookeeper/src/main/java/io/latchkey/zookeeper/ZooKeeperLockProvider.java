@@ -14,7 +14,6 @@ import io.latchkey.spi.LockUri;
 import java.nio.charset.StandardCharsets;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -93,8 +92,6 @@ import org.slf4j.LoggerFactory;
 public final class ZooKeeperLockProvider implements LockProviderFactory {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockProvider.class);
-    /** How long a close interrupted past its bound may take to shut its threads down. */
-    private static final long CLOSE_AFTER_INTERRUPT_MS = 200;
     static final String BACKEND = "zookeeper";
 
     /** Found by {@link java.util.ServiceLoader}; does nothing. */
@@ -125,14 +122,14 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
                     + curator.getState());
         }
         String shown = "zookeeper://" + curator.getZookeeperClient().getCurrentConnectionString();
-        checkLeaseAgainstTimeout(options, shown);
+        Sessions.checkLeaseAgainstTimeout(options, shown);
         String base = LockPaths.basePath(basePath, options.namespace());
         Deadline deadline = Deadline.after(options.timeout());
         ZooKeeperBackend backend = open(curator, false, base, options, shown, deadline);
         try {
-            ServerProbe.Answer answer = probe(hostsOf(curator.getZookeeperClient().getCurrentConnectionString()), deadline,
+            ServerProbe.Answer answer = probe(Sessions.hostsOf(curator.getZookeeperClient().getCurrentConnectionString()), deadline,
                     shown, options);
-            Duration session = negotiated(curator);
+            Duration session = Sessions.negotiated(curator);
             Duration keeps = session.plus(answer.tick());
             if (keeps.compareTo(options.lease()) > 0) {
                 throw new IllegalArgumentException("lease=" + Durations.format(options.lease()) + " is shorter than what"
@@ -170,7 +167,7 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
             throw new IllegalArgumentException("zookeeper user '" + options.username() + "' has no password: digest"
                     + " authentication needs both, as in zookeeper://user:password@host:2181" + base);
         }
-        checkLeaseAgainstTimeout(options, shown);
+        Sessions.checkLeaseAgainstTimeout(options, shown);
         Deadline deadline = Deadline.after(options.timeout());
         ServerProbe.Answer answer;
         try {
@@ -206,7 +203,7 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
         // A server that answered the probe is up: the session gets a timeout of its own, so that this
         // JVM's own start-up (Curator's and ZooKeeper's classes, their threads) is not charged to it.
         ZooKeeperBackend backend = open(curator, true, base, options, shown, Deadline.after(options.timeout()));
-        long negotiated = negotiated(curator).toMillis();
+        long negotiated = Sessions.negotiated(curator).toMillis();
         if (negotiated != session.toMillis()) {
             log.info("zookeeper at {} negotiated a session timeout of {} for a requested {} (lease {} minus a tick of {}):"
                     + " locks of this client live up to {} after their holder falls silent", shown,
@@ -215,27 +212,6 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
                     Durations.format(Duration.ofMillis(negotiated).plus(tick)));
         }
         return backend;
-    }
-
-    /** The session timeout the server granted the client's current session. */
-    static Duration negotiated(CuratorFramework curator) {
-        try {
-            return Duration.ofMillis(curator.getZookeeperClient().getZooKeeper().getSessionTimeout());
-        } catch (Exception e) {
-            return Duration.ZERO; // no connection object: no session either
-        }
-    }
-
-    /** The validity after a confirmation must outlast the round trip that brings the next one. */
-    private static void checkLeaseAgainstTimeout(LockOptions options, String shown) {
-        Duration needed = options.timeout().plus(options.safetyMargin());
-        if (options.lease().compareTo(needed) <= 0) {
-            throw new IllegalArgumentException("lease=" + Durations.format(options.lease()) + " is too short for zookeeper"
-                    + " at " + shown + ": it must be longer than the timeout option (" + Durations.format(options.timeout())
-                    + ") plus the safety margin (" + Durations.format(options.safetyMargin()) + "), that is longer than "
-                    + Durations.format(needed) + ", so that a renewal's answer can arrive while the lease is valid;"
-                    + " lengthen the lease or shorten the timeout");
-        }
     }
 
     private static ServerProbe.Answer probe(List<LockUri.HostAndPort> hosts, Deadline deadline, String shown,
@@ -251,23 +227,6 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
     private static LockBackendUnavailableException unavailable(String shown, LockOptions options, Exception e) {
         return new LockBackendUnavailableException(null, "could not connect to zookeeper at " + shown + " within the"
                 + " timeout option (" + Durations.format(options.timeout()) + "): " + e.getMessage(), e);
-    }
-
-    /** The hosts of a ZooKeeper connection string such as {@code h1:2181,h2:2181/chroot}. */
-    static List<LockUri.HostAndPort> hostsOf(String connectString) {
-        int chroot = connectString.indexOf('/');
-        String hosts = chroot < 0 ? connectString : connectString.substring(0, chroot);
-        List<LockUri.HostAndPort> result = new ArrayList<>();
-        for (String h : hosts.split(",")) {
-            String host = h.trim();
-            int colon = host.lastIndexOf(':');
-            if (colon > 0 && host.indexOf(':') == colon) {
-                result.add(new LockUri.HostAndPort(host.substring(0, colon), Integer.parseInt(host.substring(colon + 1))));
-            } else if (!host.isEmpty()) {
-                result.add(new LockUri.HostAndPort(host, 2181));
-            }
-        }
-        return result;
     }
 
     private static ZooKeeperBackend open(CuratorFramework curator, boolean owned, String base, LockOptions options,
@@ -317,34 +276,7 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
 
     private static void closeIfOwned(CuratorFramework curator, boolean owned) {
         if (owned) {
-            closeWithin(curator, Duration.ZERO);
-        }
-    }
-
-    /**
-     * Closes a Curator client of ours within about {@code bound}. Curator's close sends the session's
-     * close request and waits for its answer, which a server that accepts connections but does not
-     * answer never sends: the ZooKeeper client then waits out its connection timeout, a share of the
-     * session timeout. Past the bound the closing thread is interrupted, which ZooKeeper's close takes
-     * as "stop waiting, shut the connection down"; the session then ends on the server by its own
-     * timeout, taking its nodes with it.
-     */
-    static void closeWithin(CuratorFramework curator, Duration bound) {
-        Thread closer = DaemonThreads.factory("latchkey-zookeeper-close").newThread(curator::close);
-        closer.start();
-        try {
-            closer.join(Math.max(1, bound.toMillis()));
-            if (closer.isAlive()) {
-                closer.interrupt();
-                closer.join(CLOSE_AFTER_INTERRUPT_MS);
-            }
-        } catch (InterruptedException e) {
-            closer.interrupt();
-            Thread.currentThread().interrupt();
-        }
-        if (closer.isAlive()) {
-            log.debug("closing the zookeeper client took longer than {}; it goes on in the background",
-                    Durations.format(bound));
+            Sessions.closeWithin(curator, Duration.ZERO);
         }
     }
 
