@@ -5,6 +5,7 @@ import io.latchkey.LockException;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Deadline;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import java.nio.charset.StandardCharsets;
@@ -53,6 +54,8 @@ final class ZooKeeperBackend implements LockBackend {
     private static final AtomicInteger BACKENDS = new AtomicInteger();
     /** Acquisitions of distinct lock names one client runs at once. */
     static final int ACQUIRE_THREADS = 64;
+    /** The pause before queueing again after this client's session expired or its connection failed. */
+    private static final long REQUEUE_PAUSE_MS = 50;
 
     final CuratorFramework client;
     final String basePath;
@@ -94,6 +97,34 @@ final class ZooKeeperBackend implements LockBackend {
 
     @Override
     public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        Deadline limit = deadline.plus(timeout);
+        PauseWatch pauses = new PauseWatch(timeout);
+        while (true) {
+            String node = runAttempt(lockName, deadline, limit, pauses);
+            if (node == null) {
+                return null;
+            }
+            ZooKeeperLease lease = new ZooKeeperLease(this, lockName, node, evidence);
+            leases.add(lease);
+            try {
+                if (lease.start()) {
+                    return lease;
+                }
+            } catch (RuntimeException | InterruptedException e) {
+                lease.releaseQuietly();
+                throw e;
+            }
+            // Curator granted a node of an expired session of this client (see ZooKeeperLease.start): the
+            // server deletes it with that session, and this session queues again within the caller's wait
+            if (limit.hasPassed()) {
+                throw pauses.unavailable(lockName, describe(lockName), null, "the grant of lock '" + lockName
+                        + "' went to a node of this client's expired session");
+            }
+        }
+    }
+
+    private String runAttempt(String lockName, Deadline deadline, Deadline limit, PauseWatch pauses)
+            throws InterruptedException {
         Attempt attempt = new Attempt(lockName, lockPath(lockName), deadline);
         Future<?> task;
         try {
@@ -106,26 +137,13 @@ final class ZooKeeperBackend implements LockBackend {
                     + " acquired: this client already runs " + ACQUIRE_THREADS + " acquisitions of other lock names at"
                     + " once, its bound; use another client for more", e);
         }
-        String node;
         try {
-            node = attempt.await(deadline.plus(timeout));
+            return attempt.await(limit, pauses);
         } finally {
             if (attempt.abandoned()) {
                 task.cancel(true);
             }
         }
-        if (node == null) {
-            return null;
-        }
-        ZooKeeperLease lease = new ZooKeeperLease(this, lockName, node, evidence);
-        leases.add(lease);
-        try {
-            lease.start();
-        } catch (RuntimeException | InterruptedException e) {
-            lease.releaseQuietly();
-            throw e;
-        }
-        return lease;
     }
 
     void forget(ZooKeeperLease lease) {
@@ -155,7 +173,8 @@ final class ZooKeeperBackend implements LockBackend {
                 || e instanceof KeeperException.OperationTimeoutException
                 || e instanceof KeeperException.SessionMovedException) {
             return new LockBackendUnavailableException(lockName, "could not " + doing + " lock '" + lockName + "' ("
-                    + where + "): zookeeper is not reachable (" + e + "); check that the ensemble is up and reachable", e);
+                    + where + "): zookeeper is not reachable (" + e.getMessage() + "); check that the ensemble is up and"
+                    + " reachable", e);
         }
         return new LockException(lockName, "could not " + doing + " lock '" + lockName + "' (" + where + "): " + e, e);
     }
@@ -165,14 +184,15 @@ final class ZooKeeperBackend implements LockBackend {
         client.getConnectionStateListenable().removeListener(listener);
         acquirers.shutdownNow();
         renewer.shutdownNow();
+        Deadline closing = Deadline.after(timeout); // one round trip for all of it: the session's close request
         try {
-            acquirers.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
-            renewer.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            acquirers.awaitTermination(closing.remainingNanos(), TimeUnit.NANOSECONDS);
+            renewer.awaitTermination(closing.remainingNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
         if (ownsClient) {
-            client.close();
+            Sessions.closeWithin(client, closing.remaining());
         }
     }
 
@@ -196,17 +216,23 @@ final class ZooKeeperBackend implements LockBackend {
         }
 
         void run() {
-            Driver driver = new Driver(lockName);
-            InterProcessMutex mutex = new InterProcessMutex(client, lockPath, driver);
             String won = null;
             Throwable failed = null;
-            try {
-                long waitMillis = deadline.remainingMillis();
-                if (mutex.acquire(waitMillis, TimeUnit.MILLISECONDS)) {
-                    won = driver.ourPath;
+            while (true) {
+                Driver driver = new Driver(lockName);
+                InterProcessMutex mutex = new InterProcessMutex(client, lockPath, driver);
+                try {
+                    if (mutex.acquire(deadline.remainingMillis(), TimeUnit.MILLISECONDS)) {
+                        won = driver.ourPath;
+                    }
+                    failed = null;
+                    break;
+                } catch (Exception e) {
+                    failed = e;
+                    if (!queueAgain(e, driver.ourPath)) {
+                        break;
+                    }
                 }
-            } catch (Exception e) {
-                failed = e;
             }
             synchronized (this) {
                 if (!abandoned) {
@@ -224,24 +250,57 @@ final class ZooKeeperBackend implements LockBackend {
             }
         }
 
-        synchronized String await(Deadline limit) throws InterruptedException {
+        /**
+         * Whether a failed wait should queue again: when this client's session expired while it waited
+         * (its node went with the session: Curator's "NoNode for Sequential path not found"), or the
+         * connection failed and came back, within the caller's wait. A node of the old session that is
+         * still there is deleted, so that it does not hold up the waiters behind it.
+         */
+        private boolean queueAgain(Exception e, String oldNode) {
+            boolean expired = e instanceof KeeperException.NoNodeException || e instanceof KeeperException.SessionExpiredException;
+            boolean connection = e instanceof KeeperException.ConnectionLossException
+                    || e instanceof KeeperException.OperationTimeoutException;
+            if (!(expired || connection) || deadline.hasPassed() || Thread.currentThread().isInterrupted()) {
+                return false;
+            }
+            log.debug("lock '{}' ({}): waiting failed ({}); queueing again within the wait", lockName, describe(lockName),
+                    e.toString());
+            if (oldNode != null) {
+                ZooKeeperLease.deleteInBackground(client, oldNode, lockName);
+            }
+            try {
+                Thread.sleep(Math.min(REQUEUE_PAUSE_MS, deadline.remainingMillis()));
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+            return true;
+        }
+
+        synchronized String await(Deadline limit, PauseWatch pauses) throws InterruptedException {
             try {
                 while (!done) {
                     long left = limit.remainingNanos();
                     if (left <= 0) {
                         abandoned = true;
-                        throw new LockBackendUnavailableException(lockName, "zookeeper did not answer for lock '" + lockName
-                                + "' (" + describe(lockName) + ") within the wait plus the timeout option (" + timeout
-                                + "); check that the ensemble is up and reachable, or raise the timeout option", null);
+                        throw pauses.unavailable(lockName, describe(lockName), null, "zookeeper did not answer for lock '"
+                                + lockName + "' (" + describe(lockName) + ") within the wait plus the timeout option ("
+                                + Durations.format(timeout) + "); check that the ensemble is up and reachable");
                     }
-                    TimeUnit.NANOSECONDS.timedWait(this, left);
+                    long nap = Math.min(left, PauseWatch.TICK_NANOS);
+                    TimeUnit.NANOSECONDS.timedWait(this, nap);
+                    pauses.woke(nap);
                 }
             } catch (InterruptedException e) {
                 abandoned = true;
                 throw e;
             }
             if (error != null) {
-                throw failure(lockName, "acquire", error);
+                LockException e = failure(lockName, "acquire", error);
+                if (pauses.paused() && e instanceof LockBackendUnavailableException) {
+                    throw pauses.unavailable(lockName, describe(lockName), error, e.getMessage());
+                }
+                throw e;
             }
             return node;
         }

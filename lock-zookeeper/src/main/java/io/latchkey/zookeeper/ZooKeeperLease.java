@@ -2,8 +2,11 @@ package io.latchkey.zookeeper;
 
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
@@ -61,8 +64,15 @@ final class ZooKeeperLease implements BackendLease {
         this.evidence = evidence;
     }
 
-    /** Confirms the grant, learns the fencing token, and starts the periodic evidence. */
-    void start() throws InterruptedException {
+    /**
+     * Confirms the grant, learns the fencing token, and starts the periodic evidence.
+     *
+     * @return false if the node Curator granted is not this session's: a node created by an earlier
+     *     session of this client that expired while it waited (the server had not yet deleted it when
+     *     Curator looked), or already gone. Such a node holds nothing for this session; it is deleted,
+     *     and the caller queues again.
+     */
+    boolean start() throws InterruptedException {
         long sentAt = System.nanoTime();
         Stat stat;
         try {
@@ -71,14 +81,19 @@ final class ZooKeeperLease implements BackendLease {
             throw backend.failure(lockName, "confirm the grant of", e.getCause());
         } catch (TimeoutException e) {
             throw new LockBackendUnavailableException(lockName, "zookeeper did not confirm the grant of lock '" + lockName
-                    + "' (node " + node + ") within the timeout option (" + backend.timeout + ")"
-                    + "; check that the ensemble is reachable, or raise the timeout option", e);
+                    + "' (node " + node + ") within the timeout option (" + Durations.format(backend.timeout)
+                    + "); check that the ensemble is up and reachable", e);
         }
         long session = currentSession();
         if (stat == null || stat.getEphemeralOwner() != session) {
-            throw new io.latchkey.LockException(lockName, "lock '" + lockName + "' (node " + node + ") was granted but its"
-                    + " node " + (stat == null ? "was already gone" : "belongs to another session")
-                    + " when confirmed; the session expired meanwhile: raise the lease option");
+            log.debug("lock '{}': node {} was granted but {}; queueing again", lockName, node,
+                    stat == null ? "is gone" : "belongs to the expired session 0x" + Long.toHexString(stat.getEphemeralOwner()));
+            released.set(true);
+            backend.forget(this);
+            if (stat != null) {
+                deleteInBackground(backend.client, node, lockName);
+            }
+            return false;
         }
         czxid = stat.getCzxid();
         sessionId = session;
@@ -90,6 +105,7 @@ final class ZooKeeperLease implements BackendLease {
             throw new IllegalStateException("zookeeper lock backend is closed; lock '" + lockName + "' was released", e);
         }
         log.debug("lock '{}' granted: node {}, fencing token (czxid) {}", lockName, node, czxid);
+        return true;
     }
 
     String lockName() {
@@ -100,6 +116,22 @@ final class ZooKeeperLease implements BackendLease {
     @Override
     public long fencingToken() {
         return czxid;
+    }
+
+    /** Schedule slots are recorded in the lock name's node: see {@link SlotRecord}. */
+    @Override
+    public boolean recordsSlots() {
+        return true;
+    }
+
+    @Override
+    public Optional<Instant> lastCompletedSlot() {
+        return SlotRecord.read(backend, lockName, node);
+    }
+
+    @Override
+    public void recordCompletedSlot(Instant slot) {
+        SlotRecord.write(backend, lockName, node, czxid, slot);
     }
 
     @Override
@@ -120,7 +152,8 @@ final class ZooKeeperLease implements BackendLease {
             throw backend.failure(lockName, "release", e.getCause());
         } catch (TimeoutException e) {
             throw new LockBackendUnavailableException(lockName, "zookeeper did not confirm the release of lock '" + lockName
-                    + "' (node " + node + ") within the timeout option (" + backend.timeout + "); Curator keeps trying"
+                    + "' (node " + node + ") within the timeout option (" + Durations.format(backend.timeout)
+                    + "); Curator keeps trying"
                     + " to delete the node, and it goes with the session at the latest", e);
         }
     }

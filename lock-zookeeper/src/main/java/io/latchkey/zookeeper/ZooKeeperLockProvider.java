@@ -5,6 +5,8 @@ import io.latchkey.LockClient;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.DaemonThreads;
+import io.latchkey.spi.Deadline;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockProviderFactory;
@@ -13,6 +15,10 @@ import java.nio.charset.StandardCharsets;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -51,10 +57,31 @@ import org.slf4j.LoggerFactory;
  * closes. The worker thread also bounds a Curator call stuck on a dead server by the caller's deadline
  * plus the {@code timeout} option.
  *
- * <p><b>Lease and loss (contract rule 7).</b> The session timeout is the {@code lease} option (the server may
- * clamp it to its {@code min/maxSessionTimeout}; the negotiated value is used). See
- * {@link ZooKeeperLease} for the evidence; {@code SUSPENDED} lets the validity deadline run out,
- * {@code LOST} ends the lease. <b>Fencing (contract rule 8):</b> the lock node's {@code czxid}.
+ * <p><b>Lease, tick and failover (contract rules 5 and 7).</b> A ZooKeeper server expires sessions in
+ * buckets of one {@code tickTime}: a session silent since {@code t} ends between {@code t + timeout} and
+ * {@code t + timeout + tick}. So that {@code lease} stays the failover bound, connect first runs one
+ * handshake of its own ({@code ServerProbe}) that learns the server's minimum session timeout ({@code 2 ×
+ * tickTime} by default; the tick is taken as half of it, since {@code tickTime} itself is not readable
+ * by a client) and asks for a session of {@code lease − tick}. A killed holder's lock is then free
+ * within {@code lease} plus the waiter's wake-up. A lease below the minimum session timeout plus a tick
+ * ({@code 3 × tickTime}: 1500 ms at a 500 ms tick, 6 s at the default 2 s), or not longer than
+ * {@code timeout + safetyMargin}, is refused at connect with a message naming the minimum. A lease
+ * above the server's {@code maxSessionTimeout} ({@code 20 × tickTime} by default) is clamped by the
+ * server: failover is then quicker than {@code lease}, and it is logged. The validity deadline counts
+ * the session timeout the server granted from the send time of the request that confirmed the node,
+ * minus {@code safetyMargin}: never later than the server's expiry. See {@link ZooKeeperLease} for the
+ * evidence; {@code SUSPENDED} lets the validity deadline run out, {@code LOST} ends the lease.
+ * <b>Fencing (contract rule 8):</b> the lock node's {@code czxid}.
+ *
+ * <p><b>Bounds.</b> The probe also tells, within {@code timeout}, why no server could be reached: an
+ * unresolvable host, a refused port, a listener that accepts but never answers (a paused server), a
+ * server that closes the connection (no quorum). Closing a Curator client whose server stopped
+ * answering would wait out ZooKeeper's own connection timeout; it is cut off at {@code timeout}.
+ *
+ * <p><b>Waiters and expired sessions.</b> A waiter whose own session expired while it waited (its
+ * process was stopped, its network cut) finds its node gone, or Curator grants it the node its old
+ * session left behind; either way it queues again within its wait. A waiter whose holder's session
+ * expired is granted the lock once the server deletes the holder's node.
  *
  * <p><b>Security.</b> With a username and password, the client authenticates with the {@code digest}
  * scheme and creates the base path and all lock nodes with an ACL granting everything to that identity
@@ -72,12 +99,19 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
     }
 
     /**
-     * A lock client on the application's own, started Curator client, which it does not close. The
-     * session timeout of {@code curator} is the lease; an authenticated {@code curator} (digest) needs
-     * the same credentials in {@code options} so that the lock nodes get the matching ACL.
+     * A lock client on the application's own, started Curator client, which it does not close. A
+     * session's timeout is fixed when the application builds its client, so here the session decides
+     * how long a crashed holder keeps the lock: the session timeout the server granted plus one tick.
+     * {@code lease} must be at least that, or this refuses with a message naming both (build the client
+     * with {@code sessionTimeoutMs(lease − tick)} to match); a longer {@code lease} is kept as an upper
+     * bound. The validity deadline comes from the granted session timeout and {@code safetyMargin};
+     * {@code timeout} bounds every call; {@code namespace} prefixes {@code basePath}. An authenticated
+     * {@code curator} (digest) needs the same credentials in {@code options} so that the lock nodes get
+     * the matching ACL.
      *
      * @param basePath the base path, or {@code null} for {@code /latchkey}; the namespace option prefixes it
-     * @throws IllegalArgumentException if {@code curator} is not started or the base path is illegal
+     * @throws IllegalArgumentException if {@code curator} is not started, the base path is illegal, or
+     *     {@code lease} is shorter than the session gives
      * @throws LockBackendUnavailableException if ZooKeeper cannot be reached within the timeout option
      */
     public static LockClient client(CuratorFramework curator, String basePath, LockOptions options) {
@@ -87,8 +121,32 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
             throw new IllegalArgumentException("the Curator client must be started before Latchkey uses it; state: "
                     + curator.getState());
         }
+        String shown = "zookeeper://" + curator.getZookeeperClient().getCurrentConnectionString();
+        Sessions.checkLeaseAgainstTimeout(options, shown);
         String base = LockPaths.basePath(basePath, options.namespace());
-        return LockClients.of(BACKEND, open(curator, false, base, options, curator.getZookeeperClient().getCurrentConnectionString()), options);
+        Deadline deadline = Deadline.after(options.timeout());
+        ZooKeeperBackend backend = open(curator, false, base, options, shown, deadline);
+        try {
+            ServerProbe.Answer answer = probe(Sessions.hostsOf(curator.getZookeeperClient().getCurrentConnectionString()), deadline,
+                    shown, options);
+            Duration session = Sessions.negotiated(curator);
+            Duration keeps = session.plus(answer.tick());
+            if (keeps.compareTo(options.lease()) > 0) {
+                throw new IllegalArgumentException("lease=" + Durations.format(options.lease()) + " is shorter than what"
+                        + " the application's Curator client at " + shown + " gives: its session timeout is "
+                        + Durations.format(session) + " and the server expires sessions up to one tick ("
+                        + Durations.format(answer.tick()) + ") late, so a crashed holder keeps the lock up to "
+                        + Durations.format(keeps) + "; set lease to at least that, or build the Curator client with"
+                        + " sessionTimeoutMs(lease - tick)");
+            }
+        } catch (RuntimeException e) {
+            backend.close();
+            throw e;
+        } catch (Exception e) {
+            backend.close();
+            throw unavailable(shown, options, e);
+        }
+        return LockClients.of(BACKEND, backend, options);
     }
 
     @Override
@@ -104,16 +162,36 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
     @Override
     public LockBackend connect(LockUri uri, LockOptions options) {
         String base = LockPaths.basePath(uri.path(), options.namespace());
+        String shown = uri.redacted();
         if (options.username() != null && options.password() == null) {
             throw new IllegalArgumentException("zookeeper user '" + options.username() + "' has no password: digest"
                     + " authentication needs both, as in zookeeper://user:password@host:2181" + base);
         }
-        int timeoutMs = millis(options.timeout());
+        Sessions.checkLeaseAgainstTimeout(options, shown);
+        Deadline deadline = Deadline.after(options.timeout());
+        ServerProbe.Answer answer;
+        try {
+            answer = probe(uri.hosts(), deadline, shown, options);
+        } catch (Exception e) {
+            throw unavailable(shown, options, e);
+        }
+        Duration tick = answer.tick();
+        Duration shortest = answer.minSessionTimeout().plus(tick);
+        if (options.lease().compareTo(shortest) < 0) {
+            throw new IllegalArgumentException("lease=" + Durations.format(options.lease()) + " is too short for"
+                    + " zookeeper at " + shown + ": its minimum session timeout is "
+                    + Durations.format(answer.minSessionTimeout()) + " (two ticks of " + Durations.format(tick)
+                    + ") and it expires sessions up to one tick late, so the shortest lease it keeps is "
+                    + Durations.format(shortest) + "; lengthen the lease");
+        }
+        // sessions end up to one tick after their timeout: ask for one tick less, so that lease stays the bound
+        Duration session = options.lease().minus(tick);
         CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
                 .connectString(uri.hosts().stream().map(LockUri.HostAndPort::toString).collect(Collectors.joining(",")))
-                .sessionTimeoutMs(millis(options.lease()))
-                .connectionTimeoutMs(timeoutMs)
-                .retryPolicy(new RetryUntilElapsed(timeoutMs, Math.max(50, Math.min(1000, timeoutMs / 10))))
+                .sessionTimeoutMs(millis(session))
+                .connectionTimeoutMs(millis(options.timeout()))
+                .retryPolicy(new RetryUntilElapsed(millis(options.timeout()),
+                        Math.max(50, Math.min(1000, millis(options.timeout()) / 10))))
                 // the ensemble's own view of its addresses is not what this client reaches (containers, NAT)
                 .ensembleTracker(false)
                 .threadFactory(DaemonThreads.factory("latchkey-zookeeper-curator"));
@@ -122,21 +200,60 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
         }
         CuratorFramework curator = builder.build();
         curator.start();
-        return open(curator, true, base, options, uri.redacted());
+        // A server that answered the probe is up: the session gets a timeout of its own, so that this
+        // JVM's own start-up (Curator's and ZooKeeper's classes, their threads) is not charged to it.
+        ZooKeeperBackend backend = open(curator, true, base, options, shown, Deadline.after(options.timeout()));
+        long negotiated = Sessions.negotiated(curator).toMillis();
+        if (negotiated != session.toMillis()) {
+            log.info("zookeeper at {} negotiated a session timeout of {} for a requested {} (lease {} minus a tick of {}):"
+                    + " locks of this client live up to {} after their holder falls silent", shown,
+                    Durations.format(Duration.ofMillis(negotiated)), Durations.format(session),
+                    Durations.format(options.lease()), Durations.format(tick),
+                    Durations.format(Duration.ofMillis(negotiated).plus(tick)));
+        }
+        return backend;
     }
 
-    private static ZooKeeperBackend open(CuratorFramework curator, boolean owned, String base, LockOptions options, String shown) {
+    private static ServerProbe.Answer probe(List<LockUri.HostAndPort> hosts, Deadline deadline, String shown,
+            LockOptions options) throws ServerProbe.NoAnswer {
         try {
-            if (!curator.blockUntilConnected(millis(options.timeout()), TimeUnit.MILLISECONDS)) {
-                throw new LockBackendUnavailableException(null, "could not connect to zookeeper at " + shown + " within the"
-                        + " timeout option (" + options.timeout() + "); check that the ensemble is up and reachable", null);
+            return ServerProbe.probe(hosts, deadline);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockException(null, "interrupted while connecting to zookeeper at " + shown, e);
+        }
+    }
+
+    private static LockBackendUnavailableException unavailable(String shown, LockOptions options, Exception e) {
+        return new LockBackendUnavailableException(null, "could not connect to zookeeper at " + shown + " within the"
+                + " timeout option (" + Durations.format(options.timeout()) + "): " + e.getMessage(), e);
+    }
+
+    private static ZooKeeperBackend open(CuratorFramework curator, boolean owned, String base, LockOptions options,
+            String shown, Deadline deadline) {
+        try {
+            if (!curator.blockUntilConnected((int) Math.max(1, deadline.remainingMillis()), TimeUnit.MILLISECONDS)) {
+                throw new LockBackendUnavailableException(null, (owned ? "could not connect to zookeeper at "
+                        : "the application's Curator client is not connected to zookeeper at ") + shown + " within the"
+                        + " timeout option (" + Durations.format(options.timeout()) + ") although the server answered"
+                        + " a handshake; check that the ensemble is up and has a quorum", null);
             }
             List<ACL> acl = acl(options);
-            ensureBasePath(curator, base, acl, shown);
-            long negotiated = curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
-            if (negotiated != options.lease().toMillis()) {
-                log.info("zookeeper at {} negotiated a session timeout of {} ms for a lease of {}: locks of this client"
-                        + " live {} ms after their holder falls silent", shown, negotiated, options.lease(), negotiated);
+            CompletableFuture<Void> prepared = CompletableFuture.runAsync(() -> {
+                try {
+                    ensureBasePath(curator, base, acl, shown);
+                } catch (Exception e) {
+                    throw new CompletionException(e);
+                }
+            }, r -> DaemonThreads.factory("latchkey-zookeeper-connect").newThread(r).start());
+            try {
+                prepared.get(Math.max(1, deadline.remainingNanos()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                throw new LockBackendUnavailableException(null, "zookeeper at " + shown + " did not answer while the base"
+                        + " path '" + base + "' was prepared, within the timeout option ("
+                        + Durations.format(options.timeout()) + "); check that the ensemble is up and reachable", e);
+            } catch (ExecutionException e) {
+                throw e.getCause() instanceof Exception ? (Exception) e.getCause() : e;
             }
             return new ZooKeeperBackend(curator, owned, base, acl, options.timeout());
         } catch (InterruptedException e) {
@@ -159,7 +276,7 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
 
     private static void closeIfOwned(CuratorFramework curator, boolean owned) {
         if (owned) {
-            curator.close();
+            Sessions.closeWithin(curator, Duration.ZERO);
         }
     }
 

@@ -212,7 +212,8 @@ class ZooKeeperBackendTest {
     }
 
     @Test
-    @DisplayName("the URI's path and the namespace option place the lock nodes, and the lease option is the session timeout")
+    @DisplayName("the URI's path and the namespace option place the lock nodes, and the session timeout is the lease minus"
+            + " a tick")
     void uriPathNamespaceAndLease() throws Exception {
         String name = "placed:" + System.nanoTime();
         LockClient c = client("HOST/base/path?lease=8s&namespace=team");
@@ -223,9 +224,11 @@ class ZooKeeperBackendTest {
             Duration since = Duration.ofNanos(System.nanoTime() - before);
             String lockPath = "/team/base/path/" + LockPaths.nodeName(name);
             assertThat(raw.getChildren().forPath(lockPath)).as("lock nodes under %s", lockPath).hasSize(1);
-            assertThat(server.fourLetterWord("cons")).as("the sessions the server knows").contains("to=8000");
-            // the evidence was sent after 'before' and counts an 8 s session minus the margin from there
-            Duration validFor = c.options().lease().minus(c.options().safetyMargin());
+            Duration session = c.options().lease().minus(ZooKeeperTestSupport.tick(server));
+            assertThat(server.fourLetterWord("cons")).as("the sessions the server knows: the lease minus a tick")
+                    .contains("to=" + session.toMillis());
+            // the evidence was sent after 'before' and counts that session minus the margin from there
+            Duration validFor = session.minus(c.options().safetyMargin());
             assertThat(remaining).as("validity from an 8 s session").isLessThanOrEqualTo(validFor)
                     .isGreaterThanOrEqualTo(validFor.minus(since));
         }
@@ -236,7 +239,8 @@ class ZooKeeperBackendTest {
     @Test
     @DisplayName("a client on the application's own Curator client locks and does not close that client")
     void ownCuratorClientIsNotClosed() throws Exception {
-        try (CuratorFramework own = ZooKeeperTestSupport.rawClient(server.connectString())) {
+        Duration session = OPTIONS.lease().minus(ZooKeeperTestSupport.tick(server));
+        try (CuratorFramework own = ZooKeeperTestSupport.rawClientWithSession(server.connectString(), session)) {
             String name = "own-" + System.nanoTime();
             LockClient c = ZooKeeperLockProvider.client(own, "/own", OPTIONS);
             try (Lease lease = c.lock(name).lock(PATIENT)) {

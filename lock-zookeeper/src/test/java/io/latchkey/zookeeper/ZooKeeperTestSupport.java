@@ -29,6 +29,22 @@ final class ZooKeeperTestSupport {
         return c;
     }
 
+    /** The server's tick as the backend learns it: half the minimum session timeout the server negotiates. */
+    static Duration tick(ZooKeeperServer server) throws Exception {
+        java.net.InetSocketAddress a = server.endpoints().get(0);
+        return ServerProbe.probe(java.util.List.of(new io.latchkey.spi.LockUri.HostAndPort(a.getHostString(), a.getPort())),
+                io.latchkey.spi.Deadline.after(Duration.ofSeconds(5))).tick();
+    }
+
+    /** A started raw client with the given session timeout. */
+    static CuratorFramework rawClientWithSession(String connectString, Duration session) {
+        CuratorFramework c = CuratorFrameworkFactory.builder().connectString(connectString)
+                .sessionTimeoutMs((int) session.toMillis()).connectionTimeoutMs(5_000).retryPolicy(new RetryOneTime(100))
+                .ensembleTracker(false).build();
+        c.start();
+        return c;
+    }
+
     /** How long the server's container manager may take to delete an empty container node, plus a round trip. */
     static Duration containerReapBound(Duration timeout) {
         return ZooKeeperServer.CONTAINER_CHECK_INTERVAL.multipliedBy(3).plus(timeout);
