@@ -103,6 +103,7 @@ public final class EtcdLockProvider implements LockProviderFactory {
         List<URI> endpoints = uri.hosts().stream()
                 .map(h -> URI.create((uri.scheme().equals("etcds") ? "https://" : "http://") + h))
                 .collect(Collectors.toList());
+        long retryDelay = Math.max(1, Math.min(500, options.timeout().toMillis() / 10));
         // a Vert.x of our own, so that closing can wait until its event loop threads are gone
         Vertx vertx = Vertx.vertx(new VertxOptions().setUseDaemonThread(true));
         Client client;
@@ -112,6 +113,9 @@ public final class EtcdLockProvider implements LockProviderFactory {
                     .vertx(vertx)
                     .connectTimeout(options.timeout())
                     .retryMaxDuration(options.timeout())
+                    // jetcd's retry policy refuses a max duration not above its first delay (500 ms by default)
+                    .retryDelay(retryDelay)
+                    .retryMaxDelay(Math.max(retryDelay + 1, Math.min(2500, options.timeout().toMillis() / 2)))
                     // fail fast while the channel is down instead of waiting for it: the reason (refused,
                     // TLS handshake) reaches the caller, and acquire retries within the caller's wait
                     .waitForReady(false);
