@@ -52,12 +52,14 @@ final class EtcdErrors {
     /** Why etcd could not be reached, from the deepest cause: refused, not resolved, or unavailable. */
     static String unreachable(Throwable cause, String where, String what, String message) {
         for (Throwable c = cause; c != null; c = c.getCause()) {
-            if (c instanceof java.net.UnknownHostException || String.valueOf(c.getMessage()).startsWith("Unable to resolve host")) {
+            String text = String.valueOf(c.getMessage());
+            if (c instanceof java.net.UnknownHostException || c instanceof java.nio.channels.UnresolvedAddressException
+                    || text.startsWith("Unable to resolve host") || text.contains("unresolved address")) {
                 return "the host of etcd at " + where + " does not resolve (" + message + ") while " + what
                         + "; check the host name in the URI";
             }
-            if (c instanceof java.net.ConnectException && String.valueOf(c.getMessage()).contains("refused")) {
-                return "nothing accepts connections at etcd " + where + " (connection refused) while " + what
+            if (c instanceof java.net.ConnectException && text.contains("refused")) {
+                return "nothing accepts connections at " + where + " (connection refused) while " + what
                         + "; check that etcd runs there and listens on that port";
             }
             if (c.getCause() == c) {

@@ -230,6 +230,25 @@ class EtcdLeaseBoundsTest {
         }
     }
 
+    @Test
+    void unreachableEtcdIsNamedOnceWithAdviceForItsCause() throws Exception {
+        int closed;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            closed = s.getLocalPort();
+        }
+        String refused = "etcd://127.0.0.1:" + closed + "?timeout=1s&lease=3s";
+        assertThatThrownBy(() -> LockClient.connect(refused))
+                .isInstanceOf(io.latchkey.LockBackendUnavailableException.class)
+                .hasMessageContaining("connection refused").hasMessageContaining("check that etcd runs there")
+                .satisfies(e -> assertThat(e.getMessage().split("127\\.0\\.0\\.1:" + closed, -1)).as(e.getMessage()).hasSize(2))
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("raise the timeout", "PT1S"));
+        String unresolvable = "etcd://latchkey-test-host.invalid:2379?timeout=1s&lease=3s";
+        assertThatThrownBy(() -> LockClient.connect(unresolvable))
+                .isInstanceOf(io.latchkey.LockBackendUnavailableException.class)
+                .hasMessageContaining("does not resolve").hasMessageContaining("check the host name")
+                .satisfies(e -> assertThat(e.getMessage().split("latchkey-test-host", -1)).as(e.getMessage()).hasSize(2));
+    }
+
     private static final class NoEvidence implements LeaseEvidence {
         @Override
         public void confirmed(long sentAtNanos, Duration serverTtl) {
