@@ -12,8 +12,11 @@ final class EtcdErrors {
     }
 
     /**
-     * The API's exception for a failed call: authentication, permission, TLS and unavailability each get
-     * a message that says what to do.
+     * The API's exception for a failed call, with advice that fits the cause: TLS, authentication,
+     * permission, a refused connection, a host that does not resolve, and an etcd that is unavailable
+     * each get their own. Messages quote {@code where} (the URI, password redacted) once.
+     *
+     * @param subject {@code "lock 'name' (etcd key prefix '...'): "}, or empty while connecting
      */
     static LockException translate(String lockName, String subject, String what, Throwable cause, String where,
             String user, String namespace) {
@@ -21,7 +24,7 @@ final class EtcdErrors {
         String message = message(cause);
         for (Throwable c = cause; c != null && c.getCause() != c; c = c.getCause()) {
             if (c instanceof javax.net.ssl.SSLException || c instanceof java.security.cert.CertificateException) {
-                return new LockException(lockName, subject + ": the TLS handshake with etcd at " + where + " failed while "
+                return new LockException(lockName, subject + "the TLS handshake with etcd at " + where + " failed while "
                         + what + " (" + message + "); check that the server's certificate is signed by a CA in the '"
                         + EtcdLockProvider.CACERT + "' option (or the JVM's trust store) and names the host connected to",
                         cause);
@@ -29,22 +32,42 @@ final class EtcdErrors {
         }
         if (code == Status.Code.UNAUTHENTICATED || message.contains("authentication failed")) {
             Status.Code inner = innerCode(cause);
-            if (inner == Status.Code.UNAVAILABLE || inner == Status.Code.DEADLINE_EXCEEDED) {
-                return new LockBackendUnavailableException(lockName, subject + ": etcd is unreachable while " + what
-                        + " (" + message + "); check that etcd at " + where + " runs and is reachable", cause);
+            if (inner != Status.Code.UNAVAILABLE && inner != Status.Code.DEADLINE_EXCEEDED) {
+                return new LockException(lockName, subject + "authentication failed for etcd user '" + user + "' at "
+                        + where + " (" + message + "); check the user name and password", cause);
             }
-            return new LockException(lockName, subject + ": authentication failed for etcd user '" + user + "' ("
-                    + message + "); check the user name and password", cause);
+            code = inner; // the authentication request itself could not reach etcd
         }
         if (code == Status.Code.PERMISSION_DENIED) {
-            return new LockException(lockName, subject + ": etcd user '" + user + "' has no permission for " + what
-                    + " (" + message + "); grant its role readwrite on the prefix '" + namespace + "'", cause);
+            return new LockException(lockName, subject + "etcd user '" + user + "' has no permission at " + where
+                    + " for " + what + " (" + message + "); grant its role readwrite on the prefix '" + namespace + "'",
+                    cause);
         }
         if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED || code == Status.Code.CANCELLED) {
-            return new LockBackendUnavailableException(lockName, subject + ": etcd is unavailable while " + what
-                    + " (" + message + "); check that etcd at " + where + " runs and is reachable", cause);
+            return new LockBackendUnavailableException(lockName, subject + unreachable(cause, where, what, message), cause);
         }
-        return new LockException(lockName, subject + ": " + what + " failed: " + message, cause);
+        return new LockException(lockName, subject + what + " at etcd " + where + " failed: " + message, cause);
+    }
+
+    /** Why etcd could not be reached, from the deepest cause: refused, not resolved, or unavailable. */
+    static String unreachable(Throwable cause, String where, String what, String message) {
+        for (Throwable c = cause; c != null; c = c.getCause()) {
+            String text = String.valueOf(c.getMessage());
+            if (c instanceof java.net.UnknownHostException || c instanceof java.nio.channels.UnresolvedAddressException
+                    || text.startsWith("Unable to resolve host") || text.contains("unresolved address")) {
+                return "the host of etcd at " + where + " does not resolve (" + message + ") while " + what
+                        + "; check the host name in the URI";
+            }
+            if (c instanceof java.net.ConnectException && text.contains("refused")) {
+                return "nothing accepts connections at " + where + " (connection refused) while " + what
+                        + "; check that etcd runs there and listens on that port";
+            }
+            if (c.getCause() == c) {
+                break;
+            }
+        }
+        return "etcd at " + where + " is unavailable while " + what + " (" + message + "); check that it runs and is"
+                + " reachable";
     }
 
     /** The gRPC status code of a failure, looking through wrappers. */

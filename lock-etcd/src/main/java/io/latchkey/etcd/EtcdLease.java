@@ -1,14 +1,24 @@
 package io.latchkey.etcd;
 
 import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.PutOption;
 import io.grpc.Status;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
+import io.latchkey.LockLostException;
 import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledExecutorService;
@@ -56,6 +66,9 @@ final class EtcdLease implements BackendLease {
     private String failure; // guarded by this
     private Throwable failureCause; // guarded by this
     private CountDownLatch wake; // guarded by this
+    private long confirmedAt; // guarded by this: the send time of the last request that showed the lease alive
+    private Duration confirmedTtl = Duration.ZERO; // guarded by this: the TTL etcd reported then
+    private long slotWrittenAt; // guarded by this: the revision of this grant's last slot record, 0 if none
 
     EtcdLease(EtcdLockBackend backend, String lockName, ByteSequence key, long id, Duration ttl) {
         this.backend = backend;
@@ -106,8 +119,10 @@ final class EtcdLease implements BackendLease {
             fail("sending a keepalive for lease " + Long.toHexString(id) + " failed: " + EtcdErrors.message(e), e);
             return;
         }
+        String what = "renewing lease " + Long.toHexString(id) + " of key '" + keyString() + "'";
         ScheduledFuture<?> deadline = executor.schedule(() -> answer.completeExceptionally(new TimeoutException(
-                "no keepalive response within " + backend.timeout())), backend.timeout().toNanos(), TimeUnit.NANOSECONDS);
+                "no keepalive response within " + Durations.format(backend.timeout()))), backend.timeout().toNanos(),
+                TimeUnit.NANOSECONDS);
         answer.whenComplete((r, e) -> {
             deadline.cancel(false);
             synchronized (this) {
@@ -118,9 +133,9 @@ final class EtcdLease implements BackendLease {
             } else if (e == null || EtcdErrors.code(e) == Status.Code.NOT_FOUND) {
                 fail("etcd no longer knows lease " + Long.toHexString(id) + " (NOT_FOUND): it expired", e);
             } else if (e instanceof TimeoutException || e.getCause() instanceof TimeoutException) {
-                fail("no keepalive response for lease " + Long.toHexString(id) + " within " + backend.timeout(), e);
+                fail(backend.silent(null, what, sentAt, backend.timeout(), e).getMessage(), e);
             } else {
-                fail("keepalive of lease " + Long.toHexString(id) + " failed: " + EtcdErrors.message(e), e);
+                fail(backend.failed(null, what, sentAt, backend.timeout(), e).getMessage(), e);
             }
         });
     }
@@ -129,6 +144,10 @@ final class EtcdLease implements BackendLease {
         LeaseEvidence target;
         synchronized (this) {
             target = ended || failure != null ? null : evidence;
+            if (target != null) {
+                confirmedAt = sentAt;
+                confirmedTtl = serverTtl;
+            }
         }
         if (target != null) {
             target.confirmed(sentAt, serverTtl);
@@ -165,6 +184,8 @@ final class EtcdLease implements BackendLease {
         Throwable cause;
         synchronized (this) {
             this.evidence = evidence;
+            confirmedAt = sentAt;
+            confirmedTtl = serverTtl;
             lostMeanwhile = failure;
             cause = failureCause;
         }
@@ -177,8 +198,7 @@ final class EtcdLease implements BackendLease {
     synchronized void ensureAlive() {
         if (failure != null) {
             throw new LockBackendUnavailableException(lockName, "lock '" + lockName + "' (" + backend.describe(lockName)
-                    + "): the etcd lease of key '" + keyString() + "' ended while waiting: " + failure
-                    + "; check the connection to etcd and try again", failureCause);
+                    + "): the etcd lease of key '" + keyString() + "' ended while waiting: " + failure, failureCause);
         }
     }
 
@@ -231,7 +251,7 @@ final class EtcdLease implements BackendLease {
             backend.client().getLeaseClient().revoke(id).whenComplete((r, e) -> {
                 if (e != null && EtcdErrors.code(e) != Status.Code.NOT_FOUND) {
                     log.debug("lock '{}': could not remove waiting key '{}' ({}); it expires with its lease within {}",
-                            lockName, keyString(), EtcdErrors.message(e), ttl);
+                            lockName, keyString(), EtcdErrors.message(e), Durations.format(ttl));
                 }
             });
             return;
@@ -240,7 +260,107 @@ final class EtcdLease implements BackendLease {
             release();
         } catch (RuntimeException e) {
             log.warn("lock '{}': could not remove waiting key '{}' ({}); it expires with its lease within {}",
-                    lockName, keyString(), e.getMessage(), ttl);
+                    lockName, keyString(), e.getMessage(), Durations.format(ttl));
+        }
+    }
+
+    /**
+     * Hands {@code atLeast} to etcd's own expiry, so that the lock stays taken for {@code remaining} even
+     * if this process exits: keepalives stop, and the key is bound to a fresh lease whose TTL is
+     * {@code remaining} rounded up to whole seconds (or etcd's minimum TTL, if that is longer), with a
+     * transaction that keeps the key's create revision, hence the fencing token, and only if the key is
+     * still this grant's. The old lease is then revoked. etcd frees the lock when the new lease expires:
+     * no earlier than {@code remaining} after the grant request was sent, and at most a second and the
+     * expiry check ({@value EtcdLockProvider#EXPIRY_CHECK_MILLIS} ms) later. When the lease already
+     * confirmed outlives {@code remaining} by less than a second, stopping the keepalives is enough.
+     */
+    @Override
+    public boolean releaseAfter(Duration remaining) {
+        long now = System.nanoTime();
+        long confirmedEnd;
+        synchronized (this) {
+            if (ended) {
+                return true;
+            }
+            ended = true;
+            if (renewal != null) {
+                renewal.cancel(false);
+            }
+            if (failure != null) {
+                return true; // the lease is gone or going: there is nothing left to keep
+            }
+            confirmedEnd = confirmedAt + confirmedTtl.toNanos();
+        }
+        long spare = confirmedEnd - (now + remaining.toNanos());
+        if (spare >= 0 && spare < TimeUnit.SECONDS.toNanos(1)) {
+            log.debug("lock '{}': key '{}' left to expire with its lease for atLeast, {} from now", lockName, keyString(),
+                    Durations.format(remaining));
+            return true;
+        }
+        long seconds = Math.max(1, (remaining.toMillis() + 999) / 1000);
+        String what = "handing the atLeast bound of " + Durations.format(remaining) + " to a lease of " + seconds + "s";
+        long newLease = backend.callUninterruptibly(lockName, what,
+                backend.client().getLeaseClient().grant(seconds, backend.timeout().toMillis(), TimeUnit.MILLISECONDS)).getID();
+        TxnResponse moved = backend.callUninterruptibly(lockName, what, backend.client().getKVClient().txn()
+                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)))
+                .Then(Op.put(key, EtcdLockBackend.bytes(lockName), PutOption.builder().withLeaseId(newLease).build()))
+                .commit());
+        long drop = moved.isSucceeded() ? id : newLease;
+        try {
+            backend.callUninterruptibly(lockName, "revoking lease " + Long.toHexString(drop),
+                    backend.client().getLeaseClient().revoke(drop));
+        } catch (LockException e) {
+            if (EtcdErrors.code(e.getCause()) != Status.Code.NOT_FOUND) {
+                // the key is safe either way: it is bound to the new lease, or gone; the other lease expires
+                log.debug("lock '{}': could not revoke lease {} ({}); it expires on its own", lockName,
+                        Long.toHexString(drop), e.getMessage());
+            }
+        }
+        log.debug("lock '{}': key '{}' {} for atLeast", lockName, keyString(),
+                moved.isSucceeded() ? "bound to a lease of " + seconds + "s" : "was no longer held");
+        return true;
+    }
+
+    @Override
+    public boolean recordsSlots() {
+        return true;
+    }
+
+    /** Reads the slot key next to the lock's queue, see {@link EtcdLockBackend#slotKey}. */
+    @Override
+    public Optional<Instant> lastCompletedSlot() {
+        GetResponse r = backend.callUninterruptibly(lockName, "reading the last completed slot",
+                backend.client().getKVClient().get(backend.slotKey(lockName)));
+        return r.getKvs().isEmpty() ? Optional.empty()
+                : Optional.of(Instant.parse(r.getKvs().get(0).getValue().toString(StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * Records {@code slot} in one transaction guarded by the fencing token: the lock key must still have
+     * this grant's create revision (so its lease is alive and no later holder exists), and the slot key
+     * must not have been written since this grant began (its mod revision below the token, or this
+     * grant's own last record).
+     */
+    @Override
+    public void recordCompletedSlot(Instant slot) {
+        ByteSequence slotKey = backend.slotKey(lockName);
+        long ownWrite;
+        synchronized (this) {
+            ownWrite = slotWrittenAt;
+        }
+        Cmp untouched = ownWrite == 0 ? new Cmp(slotKey, Cmp.Op.LESS, CmpTarget.modRevision(revision))
+                : new Cmp(slotKey, Cmp.Op.EQUAL, CmpTarget.modRevision(ownWrite));
+        TxnResponse r = backend.callUninterruptibly(lockName, "recording slot " + slot, backend.client().getKVClient().txn()
+                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)), untouched)
+                .Then(Op.put(slotKey, EtcdLockBackend.bytes(slot.toString()), PutOption.DEFAULT))
+                .commit());
+        if (!r.isSucceeded()) {
+            throw new LockLostException(lockName, backend.subject(lockName) + "etcd refused to record slot " + slot
+                    + " for token " + revision + ": key '" + keyString() + "' is gone with its lease, or a later holder"
+                    + " recorded a slot; the slot may run again elsewhere");
+        }
+        synchronized (this) {
+            slotWrittenAt = r.getHeader().getRevision();
         }
     }
 

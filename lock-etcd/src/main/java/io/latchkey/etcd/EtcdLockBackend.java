@@ -23,6 +23,7 @@ import io.latchkey.LockOptions;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Deadline;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import io.vertx.core.Vertx;
@@ -64,6 +65,7 @@ final class EtcdLockBackend implements LockBackend {
     private final boolean ownsClient;
     private final String namespace;
     private final long ttlSeconds;
+    private final Duration lease;
     private final Duration timeout;
     private final String where;
     private final String user;
@@ -76,6 +78,7 @@ final class EtcdLockBackend implements LockBackend {
         this.ownsClient = ownsClient;
         this.namespace = namespace;
         this.ttlSeconds = ttlSeconds;
+        this.lease = options.lease();
         this.timeout = options.timeout();
         this.where = where;
         this.user = options.username();
@@ -89,10 +92,39 @@ final class EtcdLockBackend implements LockBackend {
         return "etcd key prefix '" + prefix(lockName) + "'";
     }
 
-    /** Checks at connect time that etcd answers and that the credentials may read the namespace. */
+    /**
+     * Checks at connect time that etcd answers, that the credentials may read the namespace, and that
+     * etcd grants the TTL the lease asks for, all within {@code timeout}; the client's own start-up is
+     * not charged to etcd (see {@link Startup}).
+     *
+     * @throws IllegalArgumentException if etcd raises the TTL to its minimum: the lease would then not
+     *     be the failover bound
+     */
     void probe() {
-        callUninterruptibly(null, "reading namespace '" + namespace + "'", client.getKVClient().get(bytes(namespace),
+        // jetcd builds its channel and stubs on first use: do that before the clock starts
+        client.getKVClient();
+        client.getLeaseClient();
+        client.getWatchClient();
+        Startup startup = new Startup(timeout);
+        startup.await(this, "reading namespace '" + namespace + "'", client.getKVClient().get(bytes(namespace),
                 GetOption.builder().isPrefix(true).withCountOnly(true).build()));
+        LeaseGrantResponse test = startup.await(this, "granting a test lease of " + ttlSeconds + "s",
+                client.getLeaseClient().grant(ttlSeconds, timeout.toMillis(), TimeUnit.MILLISECONDS));
+        try {
+            startup.await(this, "revoking the test lease", client.getLeaseClient().revoke(test.getID()));
+        } catch (LockException e) {
+            if (EtcdErrors.code(e.getCause()) != Status.Code.NOT_FOUND) {
+                throw e;
+            }
+        }
+        if (test.getTTL() > ttlSeconds) {
+            throw new IllegalArgumentException("lease=" + Durations.format(lease) + " is below what etcd at " + where
+                    + " grants: the lease asks for a TTL of " + ttlSeconds + "s (its whole seconds less the "
+                    + EtcdLockProvider.EXPIRY_CHECK_MILLIS + "ms etcd may take to expire it), and this etcd's minimum"
+                    + " TTL is " + test.getTTL() + "s (1.5 x its --election-timeout, rounded up); use lease="
+                    + Durations.format(Duration.ofSeconds(test.getTTL()).plusMillis(EtcdLockProvider.EXPIRY_CHECK_MILLIS))
+                    + " or more");
+        }
     }
 
     @Override
@@ -118,8 +150,10 @@ final class EtcdLockBackend implements LockBackend {
         LeaseGrantResponse granted = call(lockName, "granting a lease", client.getLeaseClient()
                 .grant(ttlSeconds, timeout.toMillis(), TimeUnit.MILLISECONDS));
         if (granted.getTTL() != ttlSeconds) {
-            log.warn("lock '{}': etcd granted a lease of {}s instead of the {}s asked for; its minimum TTL applies",
-                    lockName, granted.getTTL(), ttlSeconds);
+            // connect checked the minimum; a member with other settings may still raise it
+            log.warn("lock '{}' ({}): etcd granted a lease of {}s instead of the {}s asked for, so a crash of this holder"
+                    + " frees the lock later than lease={}", lockName, describe(lockName), granted.getTTL(), ttlSeconds,
+                    Durations.format(lease));
         }
         ByteSequence key = bytes(prefix + Long.toHexString(granted.getID()));
         EtcdLease lease = new EtcdLease(this, lockName, key, granted.getID(), Duration.ofSeconds(granted.getTTL()));
@@ -236,8 +270,7 @@ final class EtcdLockBackend implements LockBackend {
      * @param lockName the lock concerned, or null while connecting
      */
     <T> T call(String lockName, String what, CompletableFuture<T> future) throws InterruptedException {
-        String subject = lockName == null ? "connecting to etcd at " + where
-                : "lock '" + lockName + "' (" + describe(lockName) + ")";
+        long start = System.nanoTime();
         try {
             return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
@@ -245,11 +278,44 @@ final class EtcdLockBackend implements LockBackend {
             throw e;
         } catch (TimeoutException e) {
             future.cancel(true);
-            throw new LockBackendUnavailableException(lockName, subject + ": etcd did not answer within " + timeout
-                    + " while " + what + "; check that etcd at " + where + " runs and is reachable", e);
+            throw silent(lockName, what, start, timeout, e);
         } catch (ExecutionException e) {
-            throw EtcdErrors.translate(lockName, subject, what, e.getCause(), where, user, namespace);
+            throw failed(lockName, what, start, timeout, e.getCause());
         }
+    }
+
+    /** {@code "lock 'name' (etcd key prefix '...'): "}, or empty while connecting: messages name the lock first. */
+    String subject(String lockName) {
+        return lockName == null ? "" : "lock '" + lockName + "' (" + describe(lockName) + "): ";
+    }
+
+    /** No answer within {@code bound}: etcd's silence, unless this process itself was paused far past it. */
+    LockBackendUnavailableException silent(String lockName, String what, long startNanos, Duration bound, Throwable cause) {
+        String paused = paused(startNanos, bound, what);
+        return new LockBackendUnavailableException(lockName, subject(lockName) + (paused != null ? paused
+                : "etcd at " + where + " did not answer within " + Durations.format(bound) + " while " + what
+                        + "; check that it runs and is reachable"), cause);
+    }
+
+    /** A failed call, translated; an unavailability after a pause of this process far past the bound says so. */
+    LockException failed(String lockName, String what, long startNanos, Duration bound, Throwable cause) {
+        LockException e = EtcdErrors.translate(lockName, subject(lockName), what, cause, where, user, namespace);
+        String paused = e instanceof LockBackendUnavailableException ? paused(startNanos, bound, what) : null;
+        return paused == null ? e : new LockBackendUnavailableException(lockName, subject(lockName) + paused, cause);
+    }
+
+    /**
+     * The message for a call that ended far past its bound: the waiting thread itself did not run (SIGSTOP,
+     * a long GC, a suspended VM), so the silence is this process's, not etcd's; null if it was not paused.
+     */
+    private String paused(long startNanos, Duration bound, String what) {
+        long over = System.nanoTime() - startNanos - bound.toNanos();
+        if (over <= Math.max(bound.toNanos(), TimeUnit.SECONDS.toNanos(1))) {
+            return null;
+        }
+        return "this process was paused for " + TimeUnit.NANOSECONDS.toMillis(over) + " ms while " + what
+                + " (bound " + Durations.format(bound) + "), so the answer of etcd at " + where + " was not awaited;"
+                + " look for long GC pauses or a stopped process, then try again";
     }
 
     /** {@link #call} for callers that cannot throw {@link InterruptedException}: it keeps the interrupt status. */
@@ -258,8 +324,58 @@ final class EtcdLockBackend implements LockBackend {
             return call(lockName, what, future);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new LockException(lockName, (lockName == null ? "connecting to etcd at " + where
-                    : "lock '" + lockName + "' (" + describe(lockName) + ")") + ": interrupted while " + what, e);
+            throw new LockException(lockName, subject(lockName) + "interrupted while " + what + " at etcd " + where, e);
+        }
+    }
+
+    /**
+     * The bound of {@code connect}: {@code timeout} of etcd's time, from just before the first request.
+     *
+     * <p>The first request of a JVM also loads gRPC, Netty and protobuf classes and starts the channel:
+     * seconds of CPU when several JVMs start at once on a small machine, which is not etcd's silence.
+     * So the CPU time this process spends while it waits is added to the bound (at most
+     * {@link #ALLOWANCE_NANOS}): a paused or silent etcd leaves the process idle and fails connect
+     * within {@code timeout}; a busy start-up gets the time it spends.
+     */
+    static final class Startup {
+        static final long ALLOWANCE_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+        private final long start = System.nanoTime();
+        private final long cpuAtStart = processCpuNanos();
+        private final Duration bound;
+
+        Startup(Duration bound) {
+            this.bound = bound;
+        }
+
+        <T> T await(EtcdLockBackend backend, String what, CompletableFuture<T> future) {
+            try {
+                while (true) {
+                    long credit = Math.min(ALLOWANCE_NANOS, Math.max(0, processCpuNanos() - cpuAtStart));
+                    long left = start + bound.toNanos() + credit - System.nanoTime();
+                    try {
+                        return future.get(Math.max(0, left), TimeUnit.NANOSECONDS);
+                    } catch (TimeoutException e) {
+                        long newCredit = Math.min(ALLOWANCE_NANOS, Math.max(0, processCpuNanos() - cpuAtStart));
+                        if (newCredit - credit < TimeUnit.MILLISECONDS.toNanos(10)) {
+                            future.cancel(true);
+                            throw backend.silent(null, what, start, bound.plusNanos(newCredit), e);
+                        }
+                    }
+                }
+            } catch (ExecutionException e) {
+                throw backend.failed(null, what, start, bound.plusNanos(ALLOWANCE_NANOS), e.getCause());
+            } catch (InterruptedException e) {
+                future.cancel(true);
+                Thread.currentThread().interrupt();
+                throw new LockException(null, "interrupted while " + what + " at etcd " + backend.where, e);
+            }
+        }
+
+        private static long processCpuNanos() {
+            java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+            return os instanceof com.sun.management.OperatingSystemMXBean
+                    ? ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime() : 0;
         }
     }
 
@@ -292,6 +408,17 @@ final class EtcdLockBackend implements LockBackend {
         return b.append('/').toString();
     }
 
+    /**
+     * The key of a lock's last completed schedule slot: the queue's prefix without its final '/' plus
+     * {@code .slot}, beside the queue and never inside any lock's queue (escaped names hold no '/'). Its
+     * value is the slot as an ISO-8601 instant; its mod revision tells which grant wrote it. It outlives
+     * the lock on purpose: it is the record of what ran.
+     */
+    ByteSequence slotKey(String lockName) {
+        String prefix = prefix(lockName);
+        return bytes(prefix.substring(0, prefix.length() - 1) + ".slot");
+    }
+
     static ByteSequence bytes(String s) {
         return ByteSequence.from(s, StandardCharsets.UTF_8);
     }
@@ -315,7 +442,7 @@ final class EtcdLockBackend implements LockBackend {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } catch (ExecutionException | TimeoutException e) {
-                log.warn("closing the etcd client at {}: Vert.x did not stop within {}", where, timeout, e);
+                log.warn("closing the etcd client at {}: Vert.x did not stop within {}", where, Durations.format(timeout), e);
             }
         }
     }

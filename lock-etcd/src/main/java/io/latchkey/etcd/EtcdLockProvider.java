@@ -6,6 +6,7 @@ import io.etcd.jetcd.ClientBuilder;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.LockBackend;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockProviderFactory;
 import io.latchkey.spi.LockUri;
@@ -28,8 +29,28 @@ import javax.net.ssl.SSLException;
  *
  * <p>Locks live under the namespace (default {@value #DEFAULT_NAMESPACE}; a URI path, if given, is the
  * namespace too) as one key per contender, bound to the contender's etcd lease: see
- * {@link EtcdLockBackend} for the algorithm and its guarantees. The {@code lease} option is the etcd
- * lease TTL and must be a whole number of seconds, as etcd counts TTLs in seconds.
+ * {@link EtcdLockBackend} for the algorithm and its guarantees.
+ *
+ * <p>How the options map onto etcd:
+ * <ul>
+ *   <li>{@code lease} is the failover bound: a holder that dies loses its lock within {@code lease}.
+ *       etcd counts lease TTLs in whole seconds and its leader looks for expired leases only every
+ *       {@value #EXPIRY_CHECK_MILLIS} ms, so a key outlives its TTL by up to that much. The TTL asked
+ *       for is therefore the whole seconds of {@code lease} minus {@value #EXPIRY_CHECK_MILLIS} ms,
+ *       rounded down ({@code lease=6s} asks for 5 s, {@code lease=1500ms} for 1 s), so that the key is
+ *       gone within {@code lease} after the last keepalive. A lease that leaves less than one second
+ *       is refused, and so is one whose TTL etcd would raise: etcd grants no TTL below its own minimum
+ *       (1.5 × its {@code --election-timeout}, rounded up to whole seconds: 2 s with the default
+ *       1000 ms), and {@link #connect} and {@link #client} ask the server and refuse with a message
+ *       that names that minimum. The validity deadline runs from the TTL the server reports, never
+ *       from the one asked for.</li>
+ *   <li>{@code safetyMargin} is subtracted from every validity deadline; {@code lease} must be longer
+ *       than {@code timeout} plus {@code safetyMargin}, so that a keepalive answered late still renews
+ *       a valid lease.</li>
+ *   <li>{@code timeout} bounds every call to etcd, and {@code connect}: the client's own start-up
+ *       (class loading, the first channel) is not charged to the server, see {@link EtcdLockBackend}.</li>
+ *   <li>{@code namespace} is the key prefix (default {@value #DEFAULT_NAMESPACE}).</li>
+ * </ul>
  *
  * <p>The client connects only to the endpoints given; jetcd does not discover other members.
  * Thread-safe and stateless; {@link #client(Client, LockOptions)} wraps a jetcd {@link Client} the
@@ -42,6 +63,12 @@ public final class EtcdLockProvider implements LockProviderFactory {
 
     /** The option naming a PEM file of CA certificates to trust for {@code etcds://}, like etcdctl's {@code --cacert}. */
     public static final String CACERT = "cacert";
+
+    /**
+     * How often, in milliseconds, the etcd leader revokes the leases that have expired (the lessor's
+     * run loop in etcd 3.4 and later): a key lives up to this long after its lease's TTL ran out.
+     */
+    public static final long EXPIRY_CHECK_MILLIS = 500;
 
     /** A public no-argument constructor for {@link java.util.ServiceLoader}; it does nothing. */
     public EtcdLockProvider() {
@@ -68,7 +95,7 @@ public final class EtcdLockProvider implements LockProviderFactory {
         Objects.requireNonNull(options, "options");
         File cacert = cacert(uri, options);
         String namespace = namespace(uri, options);
-        long ttl = ttlSeconds(options.lease());
+        long ttl = ttlSeconds(options, uri.redacted());
         if (options.username() != null && options.password() == null) {
             throw new IllegalArgumentException("etcd user '" + options.username() + "' needs a password: write "
                     + uri.scheme() + "://user:password@host:2379");
@@ -76,6 +103,7 @@ public final class EtcdLockProvider implements LockProviderFactory {
         List<URI> endpoints = uri.hosts().stream()
                 .map(h -> URI.create((uri.scheme().equals("etcds") ? "https://" : "http://") + h))
                 .collect(Collectors.toList());
+        long retryDelay = Math.max(1, Math.min(500, options.timeout().toMillis() / 10));
         // a Vert.x of our own, so that closing can wait until its event loop threads are gone
         Vertx vertx = Vertx.vertx(new VertxOptions().setUseDaemonThread(true));
         Client client;
@@ -85,6 +113,9 @@ public final class EtcdLockProvider implements LockProviderFactory {
                     .vertx(vertx)
                     .connectTimeout(options.timeout())
                     .retryMaxDuration(options.timeout())
+                    // jetcd's retry policy refuses a max duration not above its first delay (500 ms by default)
+                    .retryDelay(retryDelay)
+                    .retryMaxDelay(Math.max(retryDelay + 1, Math.min(2500, options.timeout().toMillis() / 2)))
                     // fail fast while the channel is down instead of waiting for it: the reason (refused,
                     // TLS handshake) reaches the caller, and acquire retries within the caller's wait
                     .waitForReady(false);
@@ -119,15 +150,27 @@ public final class EtcdLockProvider implements LockProviderFactory {
     /**
      * A {@link LockClient} on a jetcd {@link Client} the application already has. Closing the lock client
      * releases its locks and stops its own threads but leaves {@code etcd} open. The client's own
-     * settings (endpoints, credentials, TLS, jetcd namespace) apply; {@code options} supply the lease,
-     * timeout and Latchkey namespace.
+     * settings (endpoints, credentials, TLS, jetcd namespace) apply; {@code options} supply
+     * {@code lease}, {@code safetyMargin}, {@code timeout} and the Latchkey {@code namespace}, with the
+     * same checks as {@link LockClient#connect}: this method asks etcd once, within {@code timeout},
+     * whether it answers and grants the lease's TTL.
+     *
+     * @throws IllegalArgumentException if an option is bad or the lease is below etcd's minimum TTL
+     * @throws io.latchkey.LockBackendUnavailableException if etcd does not answer within {@code timeout}
      */
     public static LockClient client(Client etcd, LockOptions options) {
         Objects.requireNonNull(etcd, "etcd client");
-        LockClients.checkOptions(new EtcdLockProvider(), options, "the application's etcd client");
+        String where = "the endpoints of the application's etcd client";
+        LockClients.checkOptions(new EtcdLockProvider(), options, where);
         String namespace = options.namespace() == null ? DEFAULT_NAMESPACE : withSlash(options.namespace());
-        EtcdLockBackend backend = new EtcdLockBackend(etcd, null, false, namespace, ttlSeconds(options.lease()), options,
-                "the application's etcd client");
+        EtcdLockBackend backend = new EtcdLockBackend(etcd, null, false, namespace, ttlSeconds(options, where), options,
+                where);
+        try {
+            backend.probe();
+        } catch (RuntimeException e) {
+            backend.close();
+            throw e;
+        }
         return LockClients.of("etcd", backend, options);
     }
 
@@ -165,13 +208,31 @@ public final class EtcdLockProvider implements LockProviderFactory {
         return namespace.endsWith("/") ? namespace : namespace + '/';
     }
 
-    static long ttlSeconds(Duration lease) {
-        if (lease.toNanos() % 1_000_000_000L != 0) {
-            throw new IllegalArgumentException("lease " + lease + " is not a whole number of seconds: etcd lease TTLs"
-                    + " are whole seconds; write lease=" + Math.max(1, lease.getSeconds()) + "s or lease="
-                    + (lease.getSeconds() + 1) + "s");
+    /**
+     * The TTL to ask etcd for: the whole seconds of {@code lease} minus the expiry check period, so that
+     * the key is gone within {@code lease} after the last renewal; see the class javadoc.
+     *
+     * @throws IllegalArgumentException if that leaves less than a second, or the lease is not longer
+     *     than {@code timeout} plus {@code safetyMargin}
+     */
+    static long ttlSeconds(LockOptions options, String where) {
+        Duration lease = options.lease();
+        long ttl = (lease.toMillis() - EXPIRY_CHECK_MILLIS) / 1000;
+        if (ttl < 1) {
+            throw new IllegalArgumentException("lease=" + Durations.format(lease) + " is too short for etcd (" + where
+                    + "): etcd lease TTLs are whole seconds and etcd expires a lease up to " + EXPIRY_CHECK_MILLIS
+                    + "ms after its TTL, so a lease that is to end within lease=" + Durations.format(lease)
+                    + " leaves a TTL of 0s; use lease=" + (1000 + EXPIRY_CHECK_MILLIS) + "ms or more (etcd's own"
+                    + " minimum TTL, 2s by default, may ask for more)");
         }
-        return lease.getSeconds();
+        Duration floor = options.timeout().plus(options.safetyMargin());
+        if (lease.compareTo(floor) <= 0) {
+            throw new IllegalArgumentException("lease=" + Durations.format(lease) + " is not longer than timeout="
+                    + Durations.format(options.timeout()) + " plus safetyMargin=" + Durations.format(options.safetyMargin())
+                    + " (" + where + "): a keepalive answered within the timeout would find the lease already invalid;"
+                    + " lengthen the lease or shorten the timeout or the margin");
+        }
+        return ttl;
     }
 
     private static ByteSequence bytes(String s) {
