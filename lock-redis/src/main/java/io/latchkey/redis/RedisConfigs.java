@@ -128,13 +128,13 @@ final class RedisConfigs {
         if (options.password() != null) {
             config.setPassword(options.password());
         }
-        // Connecting makes retryAttempts + 1 attempts, each bounded by connectTimeout, with retryDelay
-        // between them: sized so that all of it fits in the timeout option, the bound of connect.
-        int retryDelayMs = Math.max(1, timeoutMs / 10);
+        // Connecting makes retryAttempts + 1 attempts, each bounded by connectTimeout: one attempt with
+        // most of the timeout fits the bound of connect, and leaves a cold JVM's first handshake (class
+        // loading inside Redisson's timer) time enough. Our own calls wait on their own bounds and are
+        // retried by the caller, so Redisson's retries of commands are not needed either.
         servers.setTimeout(timeoutMs)
-                .setConnectTimeout(Math.max(1, (timeoutMs - retryDelayMs) * 2 / 5))
-                .setRetryAttempts(1)
-                .setRetryDelay(new org.redisson.config.ConstantDelay(Duration.ofMillis(retryDelayMs)))
+                .setConnectTimeout(Math.max(1, timeoutMs * 4 / 5))
+                .setRetryAttempts(0)
                 .setClientName("latchkey");
         return config;
     }

@@ -51,6 +51,9 @@ public final class RedisLockProvider implements LockProviderFactory {
      */
     public static final Duration MINIMUM_LEASE = Duration.ofMillis(100);
 
+    /** What the connect backstop allows for the client's own start-up, beyond the timeout. */
+    private static final Duration STARTUP_ALLOWANCE = Duration.ofSeconds(5);
+
     /** Creates the provider; nothing happens until {@link #connect}. */
     public RedisLockProvider() {
     }
@@ -122,9 +125,11 @@ public final class RedisLockProvider implements LockProviderFactory {
     }
 
     /**
-     * Redisson's connect, bounded by the timeout option. The configuration sizes Redisson's own attempts
-     * to fit; this guard keeps the bound whatever Redisson does beyond them (a slow DNS answer, a
-     * handshake it waits for twice), and shuts down a client that connects only after we gave up.
+     * Redisson's connect. The configuration sizes Redisson's own attempts to fit in the timeout option;
+     * their timers start when Redisson opens its connections, so the client's own start-up (class
+     * loading, event loops: seconds in a cold JVM on a busy machine) is not charged to the server. This
+     * guard is only a backstop for whatever Redisson might do outside those timers, at twice the timeout
+     * plus {@link #STARTUP_ALLOWANCE}; it shuts down a client that connects only after we gave up.
      */
     private static RedissonClient create(Config config, Duration timeout, String where) {
         CompletableFuture<RedissonClient> created = new CompletableFuture<>();
@@ -140,7 +145,7 @@ public final class RedisLockProvider implements LockProviderFactory {
         });
         connecting.start();
         try {
-            return created.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            return created.get(timeout.multipliedBy(2).plus(STARTUP_ALLOWANCE).toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             if (created.completeExceptionally(e)) {
                 throw RedisConfigs.didNotAnswer(null, where, "while connecting", timeout, e);
