@@ -3,6 +3,7 @@ package io.latchkey.redis;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LockUri;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -11,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
@@ -50,6 +52,8 @@ final class RedisConfigs {
     static Config build(LockUri uri, LockOptions options) {
         int timeoutMs = (int) Math.min(Integer.MAX_VALUE, Math.max(1, options.timeout().toMillis()));
         Config config = new Config()
+                // Our locks are taken with an explicit lease time, so Redisson's watchdog never runs for them;
+                // set all the same for anything else the application does with a client we made.
                 .setLockWatchdogTimeout(options.lease().toMillis())
                 .setCheckLockSyncedSlaves(bool(options, CHECK_SYNCED_REPLICAS, true, uri))
                 // WAIT for replicas is part of an acquire, so it must fit in one round trip's bound.
@@ -124,9 +128,13 @@ final class RedisConfigs {
         if (options.password() != null) {
             config.setPassword(options.password());
         }
+        // Connecting makes retryAttempts + 1 attempts, each bounded by connectTimeout: one attempt with
+        // most of the timeout fits the bound of connect, and leaves a cold JVM's first handshake (class
+        // loading inside Redisson's timer) time enough. Our own calls wait on their own bounds and are
+        // retried by the caller, so Redisson's retries of commands are not needed either.
         servers.setTimeout(timeoutMs)
-                .setConnectTimeout(timeoutMs)
-                .setRetryAttempts(1)
+                .setConnectTimeout(Math.max(1, timeoutMs * 4 / 5))
+                .setRetryAttempts(0)
                 .setClientName("latchkey");
         return config;
     }
@@ -231,25 +239,92 @@ final class RedisConfigs {
         }
     }
 
-    /** Redisson's failure as a Latchkey exception that names the lock, the key and what to do. */
-    static LockException translate(String lockName, String where, String action, Throwable failure) {
+    /**
+     * Redisson's failure as a Latchkey exception that names the lock, the key and the server once, with
+     * advice that fits the cause. Redisson wraps the cause ("Unexpected exception while processing
+     * command" around a refused connection), so the cause chain is searched, not the outer type; its own
+     * messages are not passed on where they would mislead (a script and its arguments in a timeout, "increase
+     * connection pool size" while the server restarts).
+     *
+     * @param where the key and the server, such as {@code redis key 'latchkey:x' on redis://host:6379}
+     * @param action what was being done, such as {@code while acquiring lock 'x'}
+     */
+    static LockException translate(String lockName, String where, String action, Duration timeout, Throwable failure) {
         Throwable e = unwrap(failure);
         if (isAuthFailure(e)) {
-            return new LockException(lockName, "authentication failed " + action + " (" + where + "): " + e.getMessage()
+            return new LockException(lockName, "authentication failed " + action + " (" + where + "): " + clean(e.getMessage())
                     + "; check the user name and password of the lock URI or options", e);
         }
         Throwable tls = cause(e, javax.net.ssl.SSLException.class);
         if (tls != null) {
-            return new LockException(lockName, "TLS handshake failed " + action + " (" + where + "): " + tls.getMessage()
+            return new LockException(lockName, "TLS handshake failed " + action + " (" + where + "): " + clean(tls.getMessage())
                     + "; check that the server's certificate is trusted (option sslTruststore) and names the host", e);
         }
-        if (e instanceof RedisConnectionException || e instanceof RedisTimeoutException
-                || e instanceof RedisNodeNotFoundException || e instanceof TimeoutException
-                || e instanceof java.io.IOException) {
-            return new LockBackendUnavailableException(lockName, "Redis did not answer " + action + " (" + where + "): "
-                    + e.getMessage() + "; check that the server is up and reachable, or raise the timeout option", e);
+        Throwable unknownHost = cause(e, java.net.UnknownHostException.class);
+        if (unknownHost != null || hasMessage(e, "failed to resolve")) {
+            return new LockBackendUnavailableException(lockName, "cannot resolve the host of the Redis server " + action
+                    + " (" + where + "): " + (unknownHost != null ? clean(unknownHost.getMessage()) : "unknown host")
+                    + "; check the host name in the lock URI", e);
         }
-        return new LockException(lockName, "Redis failed " + action + " (" + where + "): " + e, e);
+        if (cause(e, io.netty.channel.ConnectTimeoutException.class) != null
+                || cause(e, org.redisson.client.RedisResponseTimeoutException.class) != null
+                || (cause(e, TimeoutException.class) != null && cause(e, java.net.ConnectException.class) == null)) {
+            return didNotAnswer(lockName, where, action, timeout, e);
+        }
+        if (cause(e, java.net.ConnectException.class) != null) {
+            return new LockBackendUnavailableException(lockName, "Redis refused the connection " + action + " (" + where
+                    + "); check that the server is running and listens on the host and port of the lock URI", e);
+        }
+        if (e instanceof RedisTimeoutException) {
+            if (hasMessage(e, "Unable to acquire connection") || hasMessage(e, "hasn't been written")) {
+                return new LockBackendUnavailableException(lockName, "no connection to Redis could be had within the"
+                        + " timeout option (" + Durations.format(timeout) + ") " + action + " (" + where + "): the server"
+                        + " is down, restarting or unreachable; check that it is up and reachable", e);
+            }
+            return didNotAnswer(lockName, where, action, timeout, e);
+        }
+        if (cause(e, RedisConnectionException.class) != null || cause(e, RedisNodeNotFoundException.class) != null
+                || cause(e, java.io.IOException.class) != null || cause(e, io.netty.channel.ChannelException.class) != null
+                || hasMessage(e, "Unexpected exception while processing command")
+                || hasMessage(e, "Redisson is shutdown")) {
+            return new LockBackendUnavailableException(lockName, "Redis could not be reached " + action + " (" + where
+                    + "): the connection was lost or refused; check that the server is up and reachable", e);
+        }
+        return new LockException(lockName, "Redis failed " + action + " (" + where + "): " + e.getClass().getSimpleName()
+                + (e.getMessage() == null ? "" : ": " + clean(e.getMessage())), e);
+    }
+
+    static LockBackendUnavailableException didNotAnswer(String lockName, String where, String action, Duration timeout,
+            Throwable cause) {
+        return new LockBackendUnavailableException(lockName, "Redis did not answer within the timeout option ("
+                + Durations.format(timeout) + ") " + action + " (" + where
+                + "); check that the server is up and reachable, or raise the timeout option", cause);
+    }
+
+    /** Redisson's message without the command, its script and arguments, or the connection details it appends. */
+    static String clean(String message) {
+        if (message == null) {
+            return "";
+        }
+        String m = message;
+        for (String cut : new String[] {", command:", " command:", ", params:", " params:", ", channel:", ", Redis client:",
+                "Command:", "script:"}) {
+            int i = m.indexOf(cut);
+            if (i >= 0) {
+                m = m.substring(0, i);
+            }
+        }
+        return m.trim();
+    }
+
+    private static boolean hasMessage(Throwable failure, String part) {
+        int depth = 0;
+        for (Throwable t = failure; t != null && depth < 20; t = t.getCause(), depth++) {
+            if (t.getMessage() != null && t.getMessage().contains(part)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static Throwable cause(Throwable failure, Class<? extends Throwable> type) {

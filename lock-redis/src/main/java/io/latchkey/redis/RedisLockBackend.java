@@ -2,8 +2,10 @@ package io.latchkey.redis;
 
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
+import io.latchkey.LockOptions;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.DaemonThreads;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
@@ -28,13 +30,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Locks as Redisson {@link RFencedLock}s kept alive by Redisson's watchdog, each grant owned by its own
- * owner id rather than by a thread, with ownership confirmed by this class at the watchdog's cadence.
+ * Locks as Redisson {@link RFencedLock}s taken with an explicit lease time, each grant owned by its own
+ * owner id rather than by a thread, renewed and confirmed by this class alone.
  *
- * <p>Thread-safe. Redisson renews the key silently and stops renewing just as silently when it finds
- * the key gone; so every {@code (lease - safetyMargin) / 3} this backend asks the server whether the
- * key still holds the grant's owner id, extends it like the watchdog, reads how long it lives
- * ({@code PTTL}), and reports that as evidence.
+ * <p>Thread-safe. Redisson's watchdog would renew the key silently and stop just as silently when it
+ * finds the key gone, and a second renewer on the same key only doubles the traffic and Redisson's error
+ * logs; so the key is taken with {@code leaseTime = lease} (Redisson then schedules no renewal) and
+ * every {@code (lease - safetyMargin) / 3} one script of this backend checks that the key still holds
+ * the grant's owner id, extends it to the lease, reads how long it lives ({@code PTTL}), and reports
+ * that as evidence: one cadence, one round trip.
  */
 final class RedisLockBackend implements LockBackend {
 
@@ -51,17 +55,16 @@ final class RedisLockBackend implements LockBackend {
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
     /**
-     * If the key still holds the owner's field: extends it to the lease, as the watchdog does, and
-     * returns its remaining life in ms. Else -3. Extending here too means a confirmation always reports
-     * close to a full lease, whatever the phase between these checks and the watchdog's renewals.
+     * The renewal and the confirmation in one: if the key still holds the owner's field, extends it to
+     * the lease (ARGV[2] ms) and returns its remaining life in ms; else -3.
      */
     private static final String CHECK = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then "
             + "redis.call('pexpire', KEYS[1], ARGV[2]); return redis.call('pttl', KEYS[1]) end; return -3";
 
     /**
      * atLeast handed to Redis: if the key still holds the owner's field, swaps that field for one no
-     * owner has (so Redisson's watchdog, which renews only while its field exists, stops on its next
-     * round) and lets the key expire in ARGV[3] ms. Returns 1, or 0 if the key no longer holds the owner.
+     * owner has (so that no late release or renewal of this owner touches it) and lets the key expire in
+     * ARGV[3] ms. Returns 1, or 0 if the key no longer holds the owner.
      */
     private static final String LINGER = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then "
             + "redis.call('hdel', KEYS[1], ARGV[1]); redis.call('hset', KEYS[1], 'latchkey:atLeast', ARGV[2]); "
@@ -89,28 +92,34 @@ final class RedisLockBackend implements LockBackend {
     private final boolean ownsClient;
     private final String prefix;
     private final Duration timeout;
+    private final String server;
     private final long leaseMillis;
     private final long checkPeriodMillis;
     private final ScheduledThreadPoolExecutor checker;
 
-    RedisLockBackend(RedissonClient redisson, boolean ownsClient, String namespace, Duration timeout,
-            Duration safetyMargin) {
+    RedisLockBackend(RedissonClient redisson, boolean ownsClient, LockOptions options, String server) {
         this.redisson = redisson;
         this.ownsClient = ownsClient;
-        this.prefix = (namespace == null ? DEFAULT_NAMESPACE : namespace) + ":";
-        this.timeout = timeout;
-        this.leaseMillis = redisson.getConfig().getLockWatchdogTimeout();
-        // A confirmation keeps the lease valid for (lease - safetyMargin); three checks fit in that, so
-        // one or two lost answers do not end a healthy lease. Never slower than the watchdog's lease / 3.
-        this.checkPeriodMillis = Math.max(1, Math.min(leaseMillis, leaseMillis - safetyMargin.toMillis()) / 3);
+        this.prefix = (options.namespace() == null ? DEFAULT_NAMESPACE : options.namespace()) + ":";
+        this.timeout = options.timeout();
+        this.server = server;
+        this.leaseMillis = options.lease().toMillis();
+        // One cadence for renewal and confirmation: a confirmation keeps the lease valid for
+        // (lease - safetyMargin); three renewals fit in that, so one or two lost answers do not end a healthy lease.
+        this.checkPeriodMillis = Math.max(1, (leaseMillis - options.safetyMargin().toMillis()) / 3);
         this.checker = new ScheduledThreadPoolExecutor(1,
                 DaemonThreads.factory("latchkey-redis-" + INSTANCES.incrementAndGet() + "-check"));
         this.checker.setRemoveOnCancelPolicy(true);
     }
 
-    /** The lease the watchdog keeps: Redisson's {@code lockWatchdogTimeout}. */
+    /** The lease: the time to live this backend gives the lock keys and renews. */
     Duration lease() {
         return Duration.ofMillis(leaseMillis);
+    }
+
+    /** The key and the server, for messages of this backend's own: the lock's key, the URI once. */
+    private String where(String lockName) {
+        return describe(lockName) + " on " + server;
     }
 
     String key(String lockName) {
@@ -130,7 +139,9 @@ final class RedisLockBackend implements LockBackend {
         long waitMillis = deadline.remainingMillis();
         // The caller's bound: the wait plus one timeout, for the acquire and its confirmation together.
         Deadline end = deadline.plus(timeout);
-        RFuture<Long> pending = lock.tryLockAndGetTokenAsync(waitMillis, -1, TimeUnit.MILLISECONDS, owner);
+        // An explicit lease time: Redisson schedules no watchdog renewal for the key; our check renews it.
+        RFuture<Long> pending = lock.tryLockAndGetTokenAsync(waitMillis, leaseMillis, TimeUnit.MILLISECONDS, owner);
+        String action = "while acquiring lock '" + lockName + "'";
         Long token;
         try {
             token = pending.get(end.remainingNanos(), TimeUnit.NANOSECONDS);
@@ -139,13 +150,12 @@ final class RedisLockBackend implements LockBackend {
             throw e;
         } catch (TimeoutException e) {
             abandon(lock, pending, owner);
-            throw new LockBackendUnavailableException(lockName, "Redis did not answer within the wait plus the timeout"
-                    + " option (" + timeout + ") while acquiring lock '" + lockName + "' (" + describe(lockName)
-                    + "); check that the server is up and reachable, or raise the timeout option", e);
+            throw RedisConfigs.didNotAnswer(lockName, where(lockName), action + " (within the wait plus the timeout)",
+                    timeout, e);
         } catch (ExecutionException e) {
             // An acquire that failed after its script ran (no replica acknowledged it, or the answer was lost) may have left the key.
             abandon(lock, pending, owner);
-            throw RedisConfigs.translate(lockName, describe(lockName), "while acquiring lock '" + lockName + "'", e);
+            throw RedisConfigs.translate(lockName, where(lockName), action, timeout, e);
         }
         if (token == null) {
             return null;
@@ -160,16 +170,19 @@ final class RedisLockBackend implements LockBackend {
         } catch (InterruptedException e) {
             lock.unlockAsync(owner);
             throw e;
-        } catch (ExecutionException | TimeoutException e) {
+        } catch (TimeoutException e) {
             lock.unlockAsync(owner);
-            throw RedisConfigs.translate(lockName, describe(lockName),
-                    "while confirming the grant of lock '" + lockName + "'", e);
+            throw RedisConfigs.didNotAnswer(lockName, where(lockName), "while confirming the grant of lock '" + lockName + "'",
+                    timeout, e);
+        } catch (ExecutionException e) {
+            lock.unlockAsync(owner);
+            throw RedisConfigs.translate(lockName, where(lockName),
+                    "while confirming the grant of lock '" + lockName + "'", timeout, e);
         }
         if (ttl == -3) {
-            lock.unlockAsync(owner); // only to stop the watchdog: the key is not ours
-            throw new LockException(lockName, "lock '" + lockName + "' (" + describe(lockName) + ") was granted with token "
+            throw new LockException(lockName, "lock '" + lockName + "' (" + where(lockName) + ") was granted with token "
                     + token + " but the key no longer named this owner right after; it expired or was deleted."
-                    + " Check that nothing else writes keys under the namespace and that the lease is longer than a round trip");
+                    + " Check that nothing else writes keys under the namespace");
         }
         evidence.confirmed(sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
         RedisLease lease = new RedisLease(lockName, key, lock, owner, token, evidence);
@@ -269,7 +282,6 @@ final class RedisLockBackend implements LockBackend {
                     evidence.lost(describe(lockName) + " no longer holds this lease's owner id: it expired"
                             + " (renewal failed for longer than the lease), was deleted, or a failover promoted a replica"
                             + " that never received the grant", null);
-                    lock.unlockAsync(owner); // stops the watchdog; never touches another owner's key
                 }
             });
         }
@@ -329,13 +341,12 @@ final class RedisLockBackend implements LockBackend {
             try {
                 return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
             } catch (ExecutionException e) {
-                throw RedisConfigs.translate(lockName, describe(lockName), what, e);
+                throw RedisConfigs.translate(lockName, where(lockName), what, timeout, e);
             } catch (TimeoutException e) {
-                throw new LockBackendUnavailableException(lockName, "Redis did not answer within the timeout option ("
-                        + timeout + ") " + what + " (" + describe(lockName) + ")", e);
+                throw RedisConfigs.didNotAnswer(lockName, where(lockName), what, timeout, e);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new LockException(lockName, "interrupted " + what + " (" + describe(lockName) + ")", e);
+                throw new LockException(lockName, "interrupted " + what + " (" + where(lockName) + ")", e);
             }
         }
 
@@ -344,8 +355,10 @@ final class RedisLockBackend implements LockBackend {
             ended = true;
             stopChecks();
             if (lostKey) {
-                return; // the key holds someone else or nothing, and the watchdog was already stopped
+                return; // the key holds someone else or nothing
             }
+            String what = "while releasing lock '" + lockName + "' (it expires on its own within "
+                    + Durations.format(lease()) + ")";
             RFuture<Void> f = lock.unlockAsync(owner);
             try {
                 f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
@@ -356,16 +369,12 @@ final class RedisLockBackend implements LockBackend {
                     log.debug("lock '{}' ({}) was no longer held by this lease at release", lockName, describe(lockName));
                     return;
                 }
-                throw RedisConfigs.translate(lockName, describe(lockName), "while releasing lock '" + lockName
-                        + "' (it expires on its own within " + lease() + ")", e);
+                throw RedisConfigs.translate(lockName, where(lockName), what, timeout, e);
             } catch (TimeoutException e) {
-                throw new LockBackendUnavailableException(lockName, "Redis did not answer within the timeout option ("
-                        + timeout + ") while releasing lock '" + lockName + "' (" + describe(lockName)
-                        + "); the lock expires on its own within " + lease(), e);
+                throw RedisConfigs.didNotAnswer(lockName, where(lockName), what, timeout, e);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new LockException(lockName, "interrupted while releasing lock '" + lockName + "' ("
-                        + describe(lockName) + "); the lock expires on its own within " + lease(), e);
+                throw new LockException(lockName, "interrupted " + what + " (" + where(lockName) + ")", e);
             }
         }
     }

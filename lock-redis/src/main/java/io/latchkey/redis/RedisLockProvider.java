@@ -2,6 +2,8 @@ package io.latchkey.redis;
 
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
+import io.latchkey.spi.DaemonThreads;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockProviderFactory;
@@ -9,11 +11,13 @@ import io.latchkey.spi.LockUri;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The Redis provider of Latchkey: {@code redis://}, {@code rediss://} (TLS) and {@code redis-sentinel://}
@@ -36,7 +40,19 @@ import org.slf4j.LoggerFactory;
  */
 public final class RedisLockProvider implements LockProviderFactory {
 
-    private static final Logger log = LoggerFactory.getLogger(RedisLockProvider.class);
+    /**
+     * The shortest lease this backend accepts: 100 ms. The lease is renewed every
+     * {@code (lease - safetyMargin) / 3}, one round trip each, on one scheduler thread; below 100 ms
+     * that period falls to tens of milliseconds, where an ordinary JVM pause (a young collection, a
+     * busy core) exceeds a whole period, and Redis's own active expiry (ten cycles a second) is no
+     * longer finer than the lease. Besides, the lease must be longer than {@code timeout} plus
+     * {@code safetyMargin}: a confirmation keeps the lease valid for {@code lease - safetyMargin}, and
+     * the next renewal's answer, which may take up to {@code timeout}, must be able to arrive within it.
+     */
+    public static final Duration MINIMUM_LEASE = Duration.ofMillis(100);
+
+    /** What the connect backstop allows for the client's own start-up, beyond the timeout. */
+    private static final Duration STARTUP_ALLOWANCE = Duration.ofSeconds(5);
 
     /** Creates the provider; nothing happens until {@link #connect}. */
     public RedisLockProvider() {
@@ -45,35 +61,43 @@ public final class RedisLockProvider implements LockProviderFactory {
     /**
      * A lock client on the application's own Redisson client, which it uses but never shuts down.
      *
-     * <p>The lease is that client's {@code lockWatchdogTimeout} (Redisson's renewal period is a third of
-     * it): {@code options.lease()} is not used, and {@code options.timeout()} bounds each round trip of
-     * this library on top of the client's own timeouts.
+     * <p>The options are honoured as with {@link #connect}: {@code lease} is the time to live of the
+     * lock keys, renewed by this library every {@code (lease - safetyMargin) / 3} (locks are taken with
+     * an explicit lease time, so Redisson's watchdog and its {@code lockWatchdogTimeout} play no part);
+     * {@code safetyMargin} shortens the validity; {@code timeout} bounds each round trip of this
+     * library on top of the client's own timeouts; {@code namespace} is the key prefix.
      *
-     * @throws IllegalArgumentException if the safety margin is not shorter than the watchdog timeout
+     * @throws IllegalArgumentException if an option is unknown or the lease is too short (see {@link #MINIMUM_LEASE})
      */
     public static LockClient client(RedissonClient redisson, LockOptions options) {
         Objects.requireNonNull(redisson, "redisson");
-        LockClients.checkOptions(new RedisLockProvider(), options, "the application's Redisson client");
-        long watchdog = redisson.getConfig().getLockWatchdogTimeout();
-        if (options.safetyMargin().compareTo(Duration.ofMillis(watchdog)) >= 0) {
-            throw new IllegalArgumentException("safety margin must be shorter than the Redisson client's"
-                    + " lockWatchdogTimeout, which is the lease: safetyMargin=" + options.safetyMargin()
-                    + ", lockWatchdogTimeout=" + watchdog + "ms");
-        }
-        if (options.lease().toMillis() != watchdog) {
-            log.info("lock client on an application's Redisson client: the lease is its lockWatchdogTimeout ({} ms),"
-                    + " not the lease option ({})", watchdog, options.lease());
-        }
-        RedisLockBackend backend = new RedisLockBackend(redisson, false, options.namespace(), options.timeout(),
-                options.safetyMargin());
-        return LockClients.of("redis", backend, options.toBuilder().lease(backend.lease()).build());
+        String where = "the application's Redisson client";
+        LockClients.checkOptions(new RedisLockProvider(), options, where);
+        checkLease(options, where);
+        RedisLockBackend backend = new RedisLockBackend(redisson, false, options, where);
+        return LockClients.of("redis", backend, options);
     }
 
     /** A lock client on the application's own Redisson client, with default options; see {@link #client(RedissonClient, LockOptions)}. */
     public static LockClient client(RedissonClient redisson) {
-        Objects.requireNonNull(redisson, "redisson");
-        long watchdog = redisson.getConfig().getLockWatchdogTimeout();
-        return client(redisson, LockOptions.builder().lease(Duration.ofMillis(watchdog)).build());
+        return client(redisson, LockOptions.builder().build());
+    }
+
+    /** Refuses a lease the renewal cannot keep; see {@link #MINIMUM_LEASE}. */
+    static void checkLease(LockOptions options, String where) {
+        Duration lease = options.lease();
+        if (lease.compareTo(MINIMUM_LEASE) < 0) {
+            throw new IllegalArgumentException("lease=" + Durations.format(lease) + " for " + where + " is shorter than the"
+                    + " Redis backend's minimum of " + Durations.format(MINIMUM_LEASE) + " (the lease is renewed every"
+                    + " (lease - safetyMargin) / 3); use a lease of " + Durations.format(MINIMUM_LEASE) + " or more");
+        }
+        Duration needed = options.timeout().plus(options.safetyMargin());
+        if (lease.compareTo(needed) <= 0) {
+            throw new IllegalArgumentException("lease=" + Durations.format(lease) + " for " + where + " must be longer"
+                    + " than timeout plus safetyMargin (timeout=" + Durations.format(options.timeout()) + ", safetyMargin="
+                    + Durations.format(options.safetyMargin()) + "), so that a renewal's answer arrives while the lease"
+                    + " is still valid; lengthen the lease or shorten the timeout");
+        }
     }
 
     @Override
@@ -93,14 +117,47 @@ public final class RedisLockProvider implements LockProviderFactory {
 
     @Override
     public LockBackend connect(LockUri uri, LockOptions options) {
+        String where = uri.redacted();
+        checkLease(options, "lock URI '" + where + "'");
         Config config = RedisConfigs.build(uri, options);
-        RedissonClient redisson;
+        RedissonClient redisson = create(config, options.timeout(), where);
+        return new RedisLockBackend(redisson, true, options, where);
+    }
+
+    /**
+     * Redisson's connect. The configuration sizes Redisson's own attempts to fit in the timeout option;
+     * their timers start when Redisson opens its connections, so the client's own start-up (class
+     * loading, event loops: seconds in a cold JVM on a busy machine) is not charged to the server. This
+     * guard is only a backstop for whatever Redisson might do outside those timers, at twice the timeout
+     * plus {@link #STARTUP_ALLOWANCE}; it shuts down a client that connects only after we gave up.
+     */
+    private static RedissonClient create(Config config, Duration timeout, String where) {
+        CompletableFuture<RedissonClient> created = new CompletableFuture<>();
+        Thread connecting = DaemonThreads.factory("latchkey-redis-connect").newThread(() -> {
+            try {
+                RedissonClient client = Redisson.create(config);
+                if (!created.complete(client)) {
+                    client.shutdown(0, timeout.toMillis(), TimeUnit.MILLISECONDS); // we gave up on it already
+                }
+            } catch (Throwable e) {
+                created.completeExceptionally(e);
+            }
+        });
+        connecting.start();
         try {
-            redisson = Redisson.create(config);
-        } catch (RuntimeException e) {
-            throw RedisConfigs.translate(null, uri.redacted(), "while connecting", e);
+            return created.get(timeout.multipliedBy(2).plus(STARTUP_ALLOWANCE).toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            if (created.completeExceptionally(e)) {
+                throw RedisConfigs.didNotAnswer(null, where, "while connecting", timeout, e);
+            }
+            return created.join();
+        } catch (ExecutionException e) {
+            throw RedisConfigs.translate(null, where, "while connecting", timeout, e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            created.completeExceptionally(e);
+            throw new io.latchkey.LockException(null, "interrupted while connecting to " + where, e);
         }
-        return new RedisLockBackend(redisson, true, options.namespace(), options.timeout(), options.safetyMargin());
     }
 
     @Override

@@ -1,5 +1,5 @@
 /**
- * The Redis backend of Latchkey, on Redisson's fenced lock ({@code RFencedLock}) and its watchdog.
+ * The Redis backend of Latchkey, on Redisson's fenced lock ({@code RFencedLock}), renewed by this backend.
  *
  * <p>Connect with {@code redis://[user:password@]host[:6379][/database]}, {@code rediss://...} (TLS) or
  * {@code redis-sentinel://[user:password@]host1[:26379],host2[:26379]/masterName[/database]}, or hand
@@ -11,19 +11,19 @@
  * whose only field names the owner: Redisson's client id plus an owner id taken per grant, not the
  * calling thread, so any thread may close a lease. The acquire script increments the counter
  * {@code redisson_lock_token:{<namespace>:n}}, which never expires, and returns it as the fencing
- * token; so tokens rise with every grant of the name, whatever happened to the lock key. Redisson's
- * watchdog resets the key's time to live to the {@code lease} every {@code lease / 3}. The watchdog
- * says nothing when a renewal fails or finds the key gone, so this backend checks, every
- * {@code (lease - safetyMargin) / 3} at most, that the key still holds its owner, extends it as the
- * watchdog does and reads how long it lives ({@code PTTL}), and reports that to the shared layer: the
- * lease stays valid until {@code sentAt + PTTL - safetyMargin}, where {@code sentAt} precedes the
- * check, and is signalled lost at once when the key no longer names its owner. Redis errors during a check are
+ * token; so tokens rise with every grant of the name, whatever happened to the lock key. The key is
+ * taken with an explicit lease time ({@code leaseTime = lease}), so Redisson's watchdog never renews
+ * it: this backend is its only renewer. Every {@code (lease - safetyMargin) / 3} one script checks
+ * that the key still holds its owner, extends it to the {@code lease} and reads how long it lives
+ * ({@code PTTL}), and reports that to the shared layer: the lease stays valid until
+ * {@code sentAt + PTTL - safetyMargin}, where {@code sentAt} precedes the check, and is signalled lost
+ * at once when the key no longer names its owner. Redis errors during a check are
  * silence, never a confirmation: the deadline then runs out on its own.
  *
  * <h2>What Redis with replicas cannot guarantee</h2>
  * Redis replicates asynchronously, and sentinels promote a replica without asking whether it received
- * the latest writes. By default ({@code checkLockSyncedSlaves=true}) Redisson follows every acquire and
- * watchdog renewal with {@code WAIT}; an acquire that no replica acknowledged fails and this backend
+ * the latest writes. By default ({@code checkLockSyncedSlaves=true}) Redisson follows every acquire
+ * with {@code WAIT} (renewals replicate asynchronously, without it); an acquire that no replica acknowledged fails and this backend
  * undoes it. That narrows the gap but does not close it: {@code WAIT} does not make a write durable;
  * with several replicas, one that did not acknowledge may be the one promoted; a replica may hold an
  * older expiry than the primary whose {@code PTTL} the holder's deadline came from, so the promoted
@@ -44,6 +44,15 @@
  * the one promoted): a new grant can then repeat that token, and a resource that accepts equal tokens
  * would take writes from both. Where that matters run one replica with {@code checkLockSyncedSlaves=true},
  * or a single primary with an fsynced append-only file that restarts instead of failing over.
+ *
+ * <h2>Failover, restarts and the bounds of each call</h2>
+ * A waiter is woken by the release's message on the lock's channel, which Redisson subscribes to again
+ * after a reconnect, and otherwise retries when the holder's key would expire (the {@code PTTL} its
+ * last attempt read); Redis expires a key exactly at its time to live when it is accessed, so a
+ * killed holder's lock is granted within {@code lease} plus that wake-up. Any failure to reach Redis
+ * (refused, unresolvable, silent, paused, restarting) is a
+ * {@link io.latchkey.LockBackendUnavailableException} within {@code timeout} for connect and
+ * {@code wait + timeout} for an acquire; a release or renewal gets {@code timeout}.
  *
  * <p>Sentinels report node addresses as they see them; clients behind NAT or outside a container
  * network map them with the {@code natMap} option.

@@ -28,7 +28,7 @@ class RedisAuthenticationTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
     private static LockOptions options() {
-        return LockOptions.builder().lease(Duration.ofSeconds(6)).timeout(TIMEOUT).build();
+        return LockOptions.builder().lease(TIMEOUT.multipliedBy(2)).timeout(TIMEOUT).build(); // longer than timeout + margin
     }
 
     private static void locksWith(String uri) throws InterruptedException {

@@ -62,7 +62,7 @@ class RedisLockTest {
 
     @Test
     void a_live_holder_stays_valid_far_past_the_lease_even_with_a_safety_margin_of_two_thirds_of_it() throws Exception {
-        LockOptions wide = options().toBuilder().safetyMargin(LEASE.multipliedBy(2).dividedBy(3)).build();
+        LockOptions wide = options().toBuilder().safetyMargin(LEASE.multipliedBy(2).dividedBy(3)).timeout(LEASE.dividedBy(6)).build();
         try (LockClient client = LockClient.connect(URI.create(server.uri(server.endpoints())), wide);
              Lease lease = client.lock("watchdog").lock(Duration.ZERO)) {
             long end = System.nanoTime() + LEASE.multipliedBy(3).toNanos();

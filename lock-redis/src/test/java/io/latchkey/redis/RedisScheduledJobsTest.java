@@ -24,7 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RedisScheduledJobsTest {
 
-    static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(3)).build();
+    static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(3)).timeout(Duration.ofSeconds(1)).build();
     static final Instant MIDNIGHT = Instant.parse("2030-01-01T00:00:00Z");
 
     @RegisterExtension

@@ -44,7 +44,7 @@ class RedisTlsTest {
     }
 
     private static LockOptions options() {
-        return LockOptions.builder().lease(Duration.ofSeconds(6)).timeout(TIMEOUT).build();
+        return LockOptions.builder().lease(TIMEOUT.multipliedBy(2)).timeout(TIMEOUT).build(); // longer than timeout + margin
     }
 
     @Test

@@ -1,0 +1,395 @@
+package io.latchkey.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.latchkey.Lease;
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockClient;
+import io.latchkey.LockOptions;
+import io.latchkey.testkit.SharedServer;
+import io.latchkey.testkit.fault.ChildHolder;
+import io.latchkey.testkit.fault.TcpProxy;
+import io.latchkey.testkit.redis.RedisServer;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+/**
+ * The edges of the Redis backend (issue 10): bounded connects and calls on every kind of unreachable
+ * server, the right exception and message, waiters woken after a restart, failover within the lease,
+ * one renewer, and the options of the application's own Redisson client.
+ */
+class RedisEdgesTest {
+
+    private static final Duration LEASE = Duration.ofSeconds(3);
+    private static final Duration TIMEOUT = Duration.ofSeconds(1);
+    /** One extra round trip of scheduling on a loaded machine, as the kit's slack: half the timeout. */
+    private static final Duration SLACK = TIMEOUT.dividedBy(2);
+    /** The waiter's wake-up after a release or an expiry (issue 10, item 4). */
+    private static final Duration WAKE_UP = Duration.ofMillis(250);
+
+    @RegisterExtension
+    static final SharedServer<RedisServer> REDIS = SharedServer.of(RedisLockTest.SERVER_KEY, RedisServer::start);
+    private static RedisServer server;
+    private static final ExecutorService POOL = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "edges-test");
+        t.setDaemon(true);
+        return t;
+    });
+
+    @BeforeAll
+    static void useSharedServer() {
+        server = REDIS.get();
+    }
+
+    @AfterAll
+    static void stopPool() {
+        POOL.shutdownNow();
+    }
+
+    private static LockOptions options() {
+        return LockOptions.builder().lease(LEASE).timeout(TIMEOUT).build();
+    }
+
+    private static String uri() {
+        return server.uri(server.endpoints());
+    }
+
+    private static LockClient client(LockOptions options) {
+        return LockClient.connect(java.net.URI.create(uri()), options);
+    }
+
+    private static Duration since(long startNanos) {
+        return Duration.ofNanos(System.nanoTime() - startNanos);
+    }
+
+    private static int occurrences(String text, String part) {
+        int n = 0;
+        for (int i = text.indexOf(part); i >= 0; i = text.indexOf(part, i + part.length())) {
+            n++;
+        }
+        return n;
+    }
+
+    // ---- bounds and messages of connect ----
+
+    @Test
+    void connect_to_a_listener_that_never_answers_fails_within_the_timeout() throws Exception {
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            String target = "redis://127.0.0.1:" + silent.getLocalPort();
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> LockClient.connect(java.net.URI.create(target), options()).close())
+                    .isInstanceOf(LockBackendUnavailableException.class)
+                    .satisfies(e -> {
+                        assertThat(e.getMessage()).contains("did not answer").contains("raise the timeout")
+                                .contains(io.latchkey.spi.Durations.format(TIMEOUT)).doesNotContain("PT");
+                        assertThat(occurrences(e.getMessage(), target)).as("the URI, once: " + e.getMessage()).isEqualTo(1);
+                    });
+            assertThat(since(start)).isLessThan(TIMEOUT.plus(SLACK));
+        }
+    }
+
+    @Test
+    void connect_to_a_refused_port_fails_within_the_timeout_without_advice_to_raise_it() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        String target = "redis://127.0.0.1:" + port;
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> LockClient.connect(java.net.URI.create(target), options()).close())
+                .isInstanceOf(LockBackendUnavailableException.class)
+                .satisfies(e -> {
+                    assertThat(e.getMessage()).contains("refused").doesNotContain("raise the timeout")
+                            .doesNotContain("pool size");
+                    assertThat(occurrences(e.getMessage(), target)).as("the URI, once: " + e.getMessage()).isEqualTo(1);
+                });
+        assertThat(since(start)).isLessThan(TIMEOUT.plus(SLACK));
+    }
+
+    @Test
+    void connect_to_an_unresolvable_host_fails_within_the_timeout_naming_the_host() {
+        String target = "redis://no-such-host.invalid:6379";
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> LockClient.connect(java.net.URI.create(target), options()).close())
+                .isInstanceOf(LockBackendUnavailableException.class)
+                .satisfies(e -> assertThat(e.getMessage()).contains("no-such-host.invalid").contains("resolve")
+                        .doesNotContain("raise the timeout"));
+        assertThat(since(start)).isLessThan(TIMEOUT.plus(SLACK));
+    }
+
+    @Test
+    void connect_with_the_password_in_the_uri_never_prints_it() {
+        String target = "redis://user:s3cret@no-such-host.invalid:6379";
+        assertThatThrownBy(() -> LockClient.connect(target).close())
+                .isInstanceOf(LockBackendUnavailableException.class)
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("s3cret").contains("****"));
+    }
+
+    // ---- bounds and messages of calls ----
+
+    @Test
+    void a_server_gone_after_connect_is_backend_unavailable_on_every_call_within_wait_plus_timeout() throws Exception {
+        TcpProxy proxy = TcpProxy.start(server.endpoints().get(0));
+        String target = "redis://" + proxy.endpoint().getHostString() + ":" + proxy.endpoint().getPort();
+        try (LockClient client = LockClient.connect(java.net.URI.create(target), options())) {
+            Lease held = client.lock("gone:held").lock(Duration.ZERO);
+            proxy.close(); // the port now refuses: Redisson reconnects and is refused
+            Duration wait = Duration.ofMillis(500);
+            for (int i = 0; i < 3; i++) {
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> client.lock("gone").tryLock(wait))
+                        .isInstanceOf(LockBackendUnavailableException.class)
+                        .satisfies(e -> assertThat(e.getMessage()).contains("lock 'gone'")
+                                .contains("redis key 'latchkey:gone'").doesNotContain("pool size")
+                                .doesNotContain("Unexpected exception").doesNotContain("redis.call"));
+                assertThat(since(start)).isLessThan(wait.plus(TIMEOUT).plus(SLACK));
+            }
+            long start = System.nanoTime();
+            assertThatThrownBy(held::close).isInstanceOf(LockBackendUnavailableException.class)
+                    .satisfies(e -> assertThat(e.getMessage()).contains("latchkey:gone:held").doesNotContain("pool size"));
+            assertThat(since(start)).isLessThan(TIMEOUT.plus(SLACK));
+        }
+    }
+
+    @Test
+    void a_paused_server_times_out_with_a_message_that_names_the_key_and_embeds_no_script() throws Exception {
+        try (LockClient client = client(options())) {
+            client.lock("paused:warm-up").lock(Duration.ZERO).close();
+            server.pause();
+            try {
+                Duration wait = Duration.ofMillis(500);
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> client.lock("paused").tryLock(wait))
+                        .isInstanceOf(LockBackendUnavailableException.class)
+                        .satisfies(e -> assertThat(e.getMessage()).contains("redis key 'latchkey:paused'")
+                                .contains("raise the timeout").contains(io.latchkey.spi.Durations.format(TIMEOUT))
+                                .doesNotContain("redis.call").doesNotContain("params").doesNotContain("PT1S"));
+                assertThat(since(start)).isLessThan(wait.plus(TIMEOUT).plus(SLACK));
+            } finally {
+                server.unpause();
+            }
+        }
+    }
+
+    @Test
+    void connect_to_a_paused_server_fails_within_the_timeout() throws Exception {
+        server.pause();
+        try {
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> client(options()).close()).isInstanceOf(LockBackendUnavailableException.class);
+            assertThat(since(start)).isLessThan(TIMEOUT.plus(SLACK));
+        } finally {
+            server.unpause();
+        }
+    }
+
+    // ---- waiters after a restart, failover within the lease ----
+
+    @Test
+    void after_a_restart_a_release_wakes_a_waiter_of_another_client_well_before_its_wait_ends() throws Exception {
+        // A long lease, so that a waiter that was not woken would sit out up to a lease before retrying.
+        LockOptions longLease = LockOptions.builder().lease(Duration.ofSeconds(20)).timeout(TIMEOUT).build();
+        try (LockClient holderClient = client(longLease); LockClient waiterClient = client(longLease)) {
+            Lease held = holderClient.lock("restart:wake").lock(Duration.ZERO);
+            Duration wait = Duration.ofSeconds(40);
+            CountDownLatch started = new CountDownLatch(1);
+            Future<Optional<Lease>> waiter = POOL.submit(() -> {
+                started.countDown();
+                return waiterClient.lock("restart:wake").tryLock(wait);
+            });
+            started.await();
+            Thread.sleep(TIMEOUT.toMillis()); // lets the waiter's first attempt and subscription reach the server
+            server.restart();
+            // the holder's renewal reaches the restarted server: then its release is heard
+            org.awaitility.Awaitility.await().atMost(longLease.lease()).until(() -> held.remaining()
+                    .compareTo(longLease.lease().minus(longLease.safetyMargin()).minus(TIMEOUT)) > 0 && held.isValid());
+            Thread.sleep(TIMEOUT.toMillis()); // the waiter's client reconnected and resubscribed meanwhile
+            long releasedAt = System.nanoTime();
+            held.close();
+            Optional<Lease> got = waiter.get(TIMEOUT.plus(WAKE_UP).toMillis() + SLACK.toMillis(), TimeUnit.MILLISECONDS);
+            Duration took = since(releasedAt);
+            assertThat(got).as("the waiter after the release").isPresent();
+            got.get().close();
+            assertThat(took).as("from the release to the waiter's grant").isLessThan(TIMEOUT.plus(WAKE_UP));
+        }
+    }
+
+    @Test
+    void a_killed_holders_lock_is_granted_within_the_lease_plus_the_wake_up() throws Exception {
+        try (ChildHolder child = ChildHolder.start(uri() + "?lease=" + io.latchkey.spi.Durations.format(LEASE)
+                + "&timeout=" + io.latchkey.spi.Durations.format(TIMEOUT));
+             LockClient client = client(options())) {
+            ChildHolder.Reply got = child.acquire("crash", Duration.ZERO, TIMEOUT.multipliedBy(10));
+            assertThat(got.kind()).as("the child's answer: " + got).isEqualTo("acquired");
+            CountDownLatch started = new CountDownLatch(1);
+            Future<Optional<Lease>> waiter = POOL.submit(() -> {
+                started.countDown();
+                return client.lock("crash").tryLock(LEASE.multipliedBy(3));
+            });
+            started.await();
+            Thread.sleep(LEASE.toMillis() / 2); // the child renews meanwhile; the kill then falls between renewals
+            long killedAt = System.nanoTime();
+            child.kill();
+            Optional<Lease> lease = waiter.get(LEASE.multipliedBy(4).toMillis(), TimeUnit.MILLISECONDS);
+            Duration took = since(killedAt);
+            assertThat(lease).isPresent();
+            lease.get().close();
+            assertThat(took).as("from the kill to the waiter's grant").isLessThan(LEASE.plus(WAKE_UP));
+        }
+    }
+
+    // ---- one renewer ----
+
+    @Test
+    void only_latchkey_renews_its_keys_so_redisson_logs_no_renewal_error_across_a_restart() throws Exception {
+        Config config = new Config().setLockWatchdogTimeout(LEASE.toMillis());
+        InetSocketAddress a = server.endpoints().get(0);
+        config.useSingleServer().setAddress("redis://" + a.getHostString() + ":" + a.getPort());
+        RedissonClient redisson = Redisson.create(config);
+        PrintStream original = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(new TeeStream(original, captured), true, StandardCharsets.UTF_8));
+        try (LockClient client = RedisLockProvider.client(redisson, options());
+             Lease lease = client.lock("one-renewer").lock(Duration.ZERO)) {
+            assertThat(redissonRenewals(redisson)).as("keys Redisson's watchdog renews").isEmpty();
+            server.restart();
+            // renewals go on past the lease, through the restart
+            long end = System.nanoTime() + LEASE.multipliedBy(2).toNanos();
+            while (System.nanoTime() < end) {
+                Thread.sleep(LEASE.toMillis() / 10); // sampling over time
+            }
+            assertThat(lease.isValid()).isTrue();
+            assertThat(redissonRenewals(redisson)).isEmpty();
+        } finally {
+            System.setErr(original);
+            redisson.shutdown();
+        }
+        assertThat(captured.toString(StandardCharsets.UTF_8)).doesNotContain("Can't update locks").doesNotContain("ERROR");
+    }
+
+    /** The keys Redisson's own lock watchdog renews (its renewal task's entries), read by reflection. */
+    private static java.util.Set<String> redissonRenewals(RedissonClient redisson) throws Exception {
+        Object scheduler = ((Redisson) redisson).getServiceManager().getRenewalScheduler();
+        java.lang.reflect.Field ref = scheduler.getClass().getDeclaredField("reference");
+        ref.setAccessible(true);
+        Object task = ((java.util.concurrent.atomic.AtomicReference<?>) ref.get(scheduler)).get();
+        if (task == null) {
+            return java.util.Set.of();
+        }
+        java.lang.reflect.Field entries = task.getClass().getSuperclass().getDeclaredField("name2entry");
+        entries.setAccessible(true);
+        return ((java.util.Map<String, ?>) entries.get(task)).keySet();
+    }
+
+    // ---- the application's own Redisson client honours the options ----
+
+    @Test
+    void a_client_on_the_applications_redisson_honours_lease_margin_timeout_and_namespace() throws Exception {
+        Config config = new Config(); // Redisson's own watchdog timeout stays at its 30s default
+        InetSocketAddress a = server.endpoints().get(0);
+        config.useSingleServer().setAddress("redis://" + a.getHostString() + ":" + a.getPort());
+        RedissonClient redisson = Redisson.create(config);
+        Duration lease = Duration.ofSeconds(2);
+        Duration margin = Duration.ofMillis(500);
+        LockOptions options = LockOptions.builder().lease(lease).safetyMargin(margin).timeout(TIMEOUT).namespace("app").build();
+        try (LockClient client = RedisLockProvider.client(redisson, options)) {
+            try (Lease held = client.lock("own").lock(Duration.ZERO)) {
+                long pttl = Long.parseLong(server.cli(List.of(), "PTTL", "app:own"));
+                assertThat(pttl).as("the key's life: the lease option").isPositive().isLessThanOrEqualTo(lease.toMillis());
+                assertThat(held.remaining()).as("validity: lease minus margin").isLessThanOrEqualTo(lease.minus(margin));
+                // kept far past the lease by our renewal alone
+                Thread.sleep(lease.multipliedBy(2).toMillis()); // sampling after two leases
+                assertThat(held.isValid()).isTrue();
+                assertThat(Long.parseLong(server.cli(List.of(), "PTTL", "app:own"))).isPositive().isLessThanOrEqualTo(lease.toMillis());
+            }
+            server.pause();
+            try {
+                Duration wait = Duration.ofMillis(500);
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> client.lock("own").tryLock(wait)).isInstanceOf(LockBackendUnavailableException.class);
+                assertThat(since(start)).as("the timeout option bounds a call").isLessThan(wait.plus(TIMEOUT).plus(SLACK));
+            } finally {
+                server.unpause();
+            }
+        } finally {
+            redisson.shutdown();
+        }
+    }
+
+    // ---- lease bounds ----
+
+    @Test
+    void a_lease_below_the_redis_minimum_is_refused_at_connect_naming_the_minimum() {
+        assertThatThrownBy(() -> LockClient.connect(uri() + "?lease=10ms&timeout=5ms"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lease=10ms").hasMessageContaining(io.latchkey.spi.Durations.format(RedisLockProvider.MINIMUM_LEASE))
+                .hasMessageContaining(uri());
+    }
+
+    @Test
+    void a_lease_not_longer_than_timeout_plus_margin_is_refused_at_connect() {
+        assertThatThrownBy(() -> LockClient.connect(uri() + "?lease=3s&timeout=5s"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lease=3s").hasMessageContaining("timeout=5s").hasMessageContaining("safetyMargin=300ms");
+        Config config = new Config();
+        InetSocketAddress a = server.endpoints().get(0);
+        config.useSingleServer().setAddress("redis://" + a.getHostString() + ":" + a.getPort());
+        RedissonClient redisson = Redisson.create(config);
+        try {
+            assertThatThrownBy(() -> RedisLockProvider.client(redisson, LockOptions.builder().lease(Duration.ofSeconds(3)).build()))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("timeout=5s");
+        } finally {
+            redisson.shutdown();
+        }
+    }
+
+    /** Writes to two streams: the test's capture and the console. */
+    private static final class TeeStream extends java.io.OutputStream {
+        private final java.io.OutputStream a;
+        private final java.io.OutputStream b;
+
+        TeeStream(java.io.OutputStream a, java.io.OutputStream b) {
+            this.a = a;
+            this.b = b;
+        }
+
+        @Override
+        public synchronized void write(int c) throws java.io.IOException {
+            a.write(c);
+            b.write(c);
+        }
+
+        @Override
+        public synchronized void write(byte[] buf, int off, int len) throws java.io.IOException {
+            a.write(buf, off, len);
+            b.write(buf, off, len);
+        }
+
+        @Override
+        public void flush() throws java.io.IOException {
+            a.flush();
+            b.flush();
+        }
+    }
+}
