@@ -30,7 +30,7 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LatchkeyMetricsRedisTest {
 
-    static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(3)).build();
+    static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(3)).timeout(Duration.ofSeconds(1)).build();
     /** Events arrive on the client's event thread: a generous bound derived from the lease. */
     static final Duration EVENTS = OPTIONS.lease().plus(OPTIONS.timeout());
 

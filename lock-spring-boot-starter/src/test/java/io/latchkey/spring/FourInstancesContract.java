@@ -70,7 +70,7 @@ abstract class FourInstancesContract {
         for (int i = 1; i <= 4; i++) {
             instances.add(new SpringApplicationBuilder(app)
                     .properties("spring.main.web-application-type=none", "spring.main.banner-mode=off",
-                            "latchkey.uri=" + uri(), "latchkey.lease=" + LEASE.toMillis() + "ms", "instance=" + i,
+                            "latchkey.uri=" + uri(), "latchkey.lease=" + LEASE.toMillis() + "ms", "latchkey.timeout=1s", "instance=" + i,
                             "spring.datasource.url=jdbc:h2:mem:shared;DB_CLOSE_DELAY=-1")
                     .properties(properties)
                     .run());
