@@ -3,6 +3,7 @@ package io.latchkey.kafka;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
 import java.time.Duration;
 import java.util.Collection;
@@ -17,6 +18,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.InvalidSessionTimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
@@ -154,11 +156,11 @@ final class GroupMember implements BackendLease {
         }
         // No rebalance finished in time: either a silent holder keeps the group's rebalance waiting
         // (until its session expires), or the coordinator is gone.
-        if (backend.coordinatorAnswers(topic, timeoutNanos / 2)) {
+        if (backend.coordinatorAnswers(lockName, topic, timeoutNanos / 2)) {
             return false;
         }
         throw new LockBackendUnavailableException(lockName, "the group coordinator of kafka topic '" + topic
-                + "' (lock '" + lockName + "') did not answer within " + backend.options().timeout()
+                + "' (lock '" + lockName + "') did not answer within " + Durations.format(backend.options().timeout())
                 + "; check that the brokers run and that the __consumer_offsets topic has leaders", null);
     }
 
@@ -167,12 +169,24 @@ final class GroupMember implements BackendLease {
             return closed;
         }
         if (e instanceof InvalidSessionTimeoutException) {
-            return new LockException(lockName, "the broker refused lease " + backend.options().lease() + " as the session"
-                    + " timeout of consumer group '" + topic + "' (lock '" + lockName + "'): " + e.getMessage()
-                    + "; choose a lease within the broker's group.min.session.timeout.ms and group.max.session.timeout.ms", e);
+            return new LockException(lockName, "the broker refused lease " + Durations.format(backend.options().lease())
+                    + " as the session timeout of consumer group '" + topic + "' (lock '" + lockName + "'): " + e.getMessage()
+                    + "; choose a lease within the broker's " + KafkaLockBackend.MIN_SESSION + " and "
+                    + KafkaLockBackend.MAX_SESSION, e);
+        }
+        LockException refused = backend.authorizationFailure(lockName, e instanceof GroupAuthorizationException
+                ? "READ group '" + topic + "' (join the lock's consumer group)"
+                : "DESCRIBE and READ topic '" + topic + "' (subscribe to the lock's topic)", e);
+        if (refused != null) {
+            return refused;
+        }
+        LockException security = backend.securityFailure(lockName, "joining consumer group '" + topic + "' of lock '"
+                + lockName + "'", e);
+        if (security != null) {
+            return security;
         }
         return new LockBackendUnavailableException(lockName, "joining consumer group '" + topic + "' of lock '" + lockName
-                + "' failed: " + e + "; check the brokers and the client's security settings", e);
+                + "' failed: " + e + "; check that the brokers run and are reachable", e);
     }
 
     private void run() {
@@ -282,8 +296,9 @@ final class GroupMember implements BackendLease {
         try {
             if (!finished.await(2 * timeoutNanos + TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS), TimeUnit.NANOSECONDS)) {
                 throw new LockBackendUnavailableException(lockName, "leaving consumer group '" + topic + "' of lock '"
-                        + lockName + "' did not finish within " + backend.options().timeout().multipliedBy(2)
-                        + "; the broker expels the member when its session of " + backend.options().lease() + " expires", null);
+                        + lockName + "' did not finish within " + Durations.format(backend.options().timeout().multipliedBy(2))
+                        + "; the broker expels the member when its session of " + Durations.format(backend.options().lease())
+                        + " expires", null);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -5,10 +5,12 @@ import io.latchkey.LockException;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,9 +21,12 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -29,6 +34,13 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.errors.AuthenticationException;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.SaslAuthenticationException;
+import org.apache.kafka.common.errors.SslAuthenticationException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -47,6 +59,8 @@ import org.slf4j.LoggerFactory;
 final class KafkaLockBackend implements LockBackend {
 
     private static final Logger log = LoggerFactory.getLogger(KafkaLockBackend.class);
+    static final String MIN_SESSION = "group.min.session.timeout.ms";
+    static final String MAX_SESSION = "group.max.session.timeout.ms";
 
     private final Map<String, Object> clientConfig;
     private final LockOptions options;
@@ -57,6 +71,13 @@ final class KafkaLockBackend implements LockBackend {
     private final Admin admin;
     private final Producer<byte[], byte[]> producer;
     private final Set<GroupMember> members = ConcurrentHashMap.newKeySet();
+    /**
+     * Lock topics known to exist with one partition. A lock name seen once needs no admin request
+     * again, so an acquire right after a broker restart goes straight to the group (whose consumer
+     * waits for the coordinator) instead of failing first on a topic lookup. An entry is dropped when
+     * writing the fencing marker finds the topic gone.
+     */
+    private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
     private static final AtomicInteger MEMBERS = new AtomicInteger();
 
     /**
@@ -90,8 +111,10 @@ final class KafkaLockBackend implements LockBackend {
         Admin a = null;
         Producer<byte[], byte[]> p = null;
         try {
+            Deadline connectBy = Deadline.after(options.timeout());
             a = Admin.create(adminConfig);
-            a.describeCluster().nodes().get(timeoutMs, TimeUnit.MILLISECONDS);
+            Collection<Node> nodes = a.describeCluster().nodes().get(connectBy.remainingNanos(), TimeUnit.NANOSECONDS);
+            checkSessionBounds(a, nodes, connectBy);
             p = new KafkaProducer<>(producerConfig);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -102,12 +125,117 @@ final class KafkaLockBackend implements LockBackend {
             if (e instanceof IllegalArgumentException iae) {
                 throw iae;
             }
-            throw new LockBackendUnavailableException(null, "kafka at " + bootstrap + " did not answer within "
-                    + options.timeout() + ": " + cause(e) + "; check that the brokers run and are reachable,"
-                    + " and the client's security settings", cause(e));
+            throw connectFailure(cause(e));
         }
         this.admin = a;
         this.producer = p;
+    }
+
+    /**
+     * The lease is the groups' {@code session.timeout.ms}, which the broker refuses outside its
+     * {@code group.min.session.timeout.ms} and {@code group.max.session.timeout.ms}, at the first join
+     * and without naming the value: asks the brokers for both settings, so that a lease they would
+     * refuse fails at connect, naming the setting and its value. A principal not allowed to describe
+     * the broker's configuration skips the check; the first join then reports the broker's refusal.
+     */
+    private void checkSessionBounds(Admin a, Collection<Node> nodes, Deadline by)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        List<ConfigResource> brokers = nodes.stream()
+                .map(n -> new ConfigResource(ConfigResource.Type.BROKER, n.idString())).collect(Collectors.toList());
+        Map<ConfigResource, KafkaFuture<Config>> answers = a.describeConfigs(brokers).values();
+        long lease = options.lease().toMillis();
+        for (Map.Entry<ConfigResource, KafkaFuture<Config>> e : answers.entrySet()) {
+            Config config;
+            try {
+                config = e.getValue().get(by.remainingNanos(), TimeUnit.NANOSECONDS);
+            } catch (ExecutionException x) {
+                if (x.getCause() instanceof AuthorizationException) {
+                    log.debug("not allowed to describe the configuration of kafka broker {}; the lease is checked at the"
+                            + " first join", e.getKey().name());
+                    return;
+                }
+                throw x;
+            }
+            long min = setting(config, MIN_SESSION, 6000);
+            long max = setting(config, MAX_SESSION, 1_800_000);
+            if (lease < min || lease > max) {
+                String setting = lease < min ? MIN_SESSION + "=" + min : MAX_SESSION + "=" + max;
+                throw new IllegalArgumentException("lease " + Durations.format(options.lease()) + " is "
+                        + (lease < min ? "shorter" : "longer") + " than kafka broker " + e.getKey().name() + " at " + bootstrap
+                        + " allows for a consumer group session (" + setting + "): choose a lease from "
+                        + Durations.format(Duration.ofMillis(min)) + " to " + Durations.format(Duration.ofMillis(max))
+                        + ", or change the broker's " + (lease < min ? MIN_SESSION : MAX_SESSION));
+            }
+        }
+    }
+
+    private static long setting(Config config, String name, long fallback) {
+        ConfigEntry entry = config.get(name);
+        if (entry == null || entry.value() == null) {
+            return fallback;
+        }
+        try {
+            return Long.parseLong(entry.value().trim());
+        } catch (NumberFormatException e) {
+            return fallback;
+        }
+    }
+
+    private LockException connectFailure(Throwable e) {
+        String at = "kafka at " + bootstrap;
+        LockException security = securityFailure(null, at, e);
+        if (security != null) {
+            return security;
+        }
+        if (e instanceof ConfigException && String.valueOf(e.getMessage()).contains("resolvable")) {
+            return new LockBackendUnavailableException(null, "no host of " + at + " could be resolved: " + e.getMessage()
+                    + "; check the host names", e);
+        }
+        return new LockBackendUnavailableException(null, at + " did not answer within "
+                + Durations.format(options.timeout()) + ": " + e + "; check that the brokers run and are reachable", e);
+    }
+
+    /**
+     * The failures that no retry mends: credentials refused, TLS refused, a permission missing. Each
+     * a {@link LockException} whose message says which; {@code null} for any other failure.
+     */
+    LockException securityFailure(String lockName, String subject, Throwable e) {
+        String user = options.username() != null ? "user '" + options.username() + "'" : "the client's principal";
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SaslAuthenticationException) {
+                return new LockException(lockName, subject + ": authentication failed for " + user + " ("
+                        + t.getMessage() + "); check the user name, the password and the SASL mechanism", t);
+            }
+            if (t instanceof SslAuthenticationException) {
+                return new LockException(lockName, subject + ": the TLS handshake failed (" + t.getMessage() + ");"
+                        + " check that the truststore holds the CA that signed the brokers' certificates", t);
+            }
+            if (t instanceof AuthenticationException) {
+                return new LockException(lockName, subject + ": authentication failed for " + user + " ("
+                        + t.getMessage() + "); check the client's security settings", t);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A permission missing on the lock's topic, group or the cluster, as a {@link LockException}
+     * naming the operation refused and the ACLs a lock needs; {@code null} for any other failure.
+     *
+     * @param operation the operation the call needed, such as {@code DESCRIBE on topic 'latchkey.x'}
+     */
+    LockException authorizationFailure(String lockName, String operation, Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof AuthorizationException) {
+                String who = options.username() != null ? "user '" + options.username() + "'" : "the client's principal";
+                return new LockException(lockName, "kafka at " + bootstrap + " refused lock '" + lockName + "': " + who
+                        + " may not " + operation + " (" + t.getClass().getSimpleName() + ": " + t.getMessage() + ");"
+                        + " a lock needs ACLs for CREATE, DESCRIBE, READ and WRITE on topics with prefix '" + prefix
+                        + "' (CREATE only if the topic does not exist yet) and READ and DESCRIBE on groups with prefix '"
+                        + prefix + "'", t);
+            }
+        }
+        return null;
     }
 
     @Override
@@ -129,6 +257,8 @@ final class KafkaLockBackend implements LockBackend {
         try {
             member.start();
             if (!member.awaitGrant(deadline.nanoTime())) {
+                // A topic deleted since it was cached would look held for ever: look it up next time.
+                knownTopics.remove(topic);
                 return null;
             }
             member.setToken(produceMarker(lockName, topic, member.clientId()));
@@ -146,20 +276,38 @@ final class KafkaLockBackend implements LockBackend {
      * answers at all. If it does, the group is busy (a silent holder keeps the rebalance waiting) and
      * the lock counts as held; if not, the backend is unavailable.
      */
-    boolean coordinatorAnswers(String groupId, long timeoutNanos) throws InterruptedException {
+    boolean coordinatorAnswers(String lockName, String groupId, long timeoutNanos) throws InterruptedException {
         try {
             admin.describeConsumerGroups(List.of(groupId)).all().get(timeoutNanos, TimeUnit.NANOSECONDS);
             return true;
-        } catch (ExecutionException | TimeoutException e) {
+        } catch (ExecutionException e) {
+            LockException refused = authorizationFailure(lockName, "DESCRIBE group '" + groupId + "'", e);
+            if (refused != null) {
+                throw refused;
+            }
+            return false;
+        } catch (TimeoutException e) {
             return false;
         }
     }
 
     private void ensureTopic(String lockName, String topic) throws InterruptedException {
+        if (knownTopics.contains(topic)) {
+            return;
+        }
         long timeout = options.timeout().toNanos();
         Deadline deadline = Deadline.after(options.timeout());
         try {
-            Optional<TopicDescription> existing = describeTopic(topic, timeout);
+            Optional<TopicDescription> existing;
+            try {
+                existing = describeTopic(topic, timeout);
+            } catch (ExecutionException e) {
+                LockException refused = authorizationFailure(lockName, "DESCRIBE topic '" + topic + "'", e);
+                if (refused != null) {
+                    throw refused;
+                }
+                throw e;
+            }
             if (existing.isEmpty()) {
                 int rf = replicationFactor > 0 ? replicationFactor
                         : Math.min(3, admin.describeCluster().nodes().get(deadline.remainingNanos(), TimeUnit.NANOSECONDS).size());
@@ -173,6 +321,10 @@ final class KafkaLockBackend implements LockBackend {
                                 + "' with replication factor " + rf + ": " + e.getCause().getMessage()
                                 + "; lower the replicationFactor option or create the topic with one partition yourself",
                                 e.getCause());
+                    }
+                    LockException refused = authorizationFailure(lockName, "CREATE topic '" + topic + "'", e);
+                    if (refused != null) {
+                        throw refused;
                     }
                     if (!(e.getCause() instanceof TopicExistsException)) {
                         throw e;
@@ -193,10 +345,16 @@ final class KafkaLockBackend implements LockBackend {
                         + " partitions, but a lock topic must have exactly one (each member of the group would hold"
                         + " a partition, and so the lock): delete the topic or choose another topicPrefix");
             }
+            knownTopics.add(topic);
         } catch (ExecutionException | TimeoutException e) {
+            LockException security = securityFailure(lockName, "checking kafka topic '" + topic + "' of lock '" + lockName
+                    + "'", e);
+            if (security != null) {
+                throw security;
+            }
             throw new LockBackendUnavailableException(lockName, "kafka at " + bootstrap + " did not answer within "
-                    + options.timeout() + " while checking topic '" + topic + "' of lock '" + lockName + "': " + cause(e)
-                    + "; check that the brokers run and are reachable", cause(e));
+                    + Durations.format(options.timeout()) + " while checking topic '" + topic + "' of lock '" + lockName
+                    + "': " + cause(e) + "; check that the brokers run and are reachable", cause(e));
         }
     }
 
@@ -225,6 +383,13 @@ final class KafkaLockBackend implements LockBackend {
                     ("granted to " + holder).getBytes(StandardCharsets.UTF_8)))
                     .get(2 * options.timeout().toNanos(), TimeUnit.NANOSECONDS).offset();
         } catch (ExecutionException | TimeoutException e) {
+            if (cause(e) instanceof UnknownTopicOrPartitionException) {
+                knownTopics.remove(topic); // deleted meanwhile? the next acquire looks it up again
+            }
+            LockException refused = authorizationFailure(lockName, "WRITE to topic '" + topic + "' (the fencing marker)", e);
+            if (refused != null) {
+                throw refused;
+            }
             throw new LockBackendUnavailableException(lockName, "lock '" + lockName + "' was granted, but writing its"
                     + " fencing marker to kafka topic '" + topic + "' failed: " + cause(e) + "; the lock was released,"
                     + " check that the topic's partition has a leader", cause(e));
