@@ -288,6 +288,26 @@ public abstract class LockContract<S extends LockServer> {
     }
 
     @Nested
+    @Order(15)
+    @DisplayName("Once per slot: clients firing the same slot run the task once, a failed or lost run does not mark it")
+    class OncePerSlot extends OncePerSlotTests {
+        @Override
+        LockContract<?> contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @Order(14)
+    @DisplayName("2b. Bounds at the edges: refused port, silent listener, unresolvable host, paused server, four JVMs at once")
+    class EdgeBounds extends EdgeBoundsTests {
+        @Override
+        LockContract<?> contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
     @Order(13)
     @DisplayName("Scheduled jobs: a task under the lock, atMost and atLeast per call, lock events")
     class ScheduledJobs extends ScheduledJobTests {

@@ -28,6 +28,28 @@ public interface LockServer extends AutoCloseable {
      */
     void restart();
 
+    /**
+     * Freezes every process of the server (every node), as {@code docker pause} does: the server's
+     * connections and listening sockets stay open, the kernel still completes TCP handshakes, and
+     * nothing answers, until {@link #unpause()}. The contract's paused-server tests use it; their
+     * server is left serving afterwards.
+     *
+     * <p>The default refuses: a server that the contract runs against overrides both methods (the
+     * kit's container fixtures with {@code docker pause}, a server in a child process with SIGSTOP).
+     *
+     * @throws UnsupportedOperationException if this server cannot be paused
+     */
+    default void pause() {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot be paused: override LockServer.pause()"
+                + " and unpause() (docker pause of its containers, or SIGSTOP of its process) for the contract's"
+                + " paused-server tests");
+    }
+
+    /** Undoes {@link #pause()}; returns once the server's processes run again. Idempotent. */
+    default void unpause() {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot be paused: override LockServer.unpause()");
+    }
+
     /** Stops and removes the server's containers. */
     @Override
     void close();

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Scheduled jobs (issue 12): a task under the lock, the per-call {@code atMost} and {@code atLeast}
- * bounds, and lock events, the same on every backend. Once per slot needs the backend to record slots
- * and is tested by each backend that does. Tagged {@code scheduled-jobs}, so that
+ * bounds, and lock events, the same on every backend. Once per slot is its own group,
+ * {@link OncePerSlotTests}. Tagged {@code scheduled-jobs}, so that
  * {@code -Dtest=<contract test> -Dgroups=scheduled-jobs} runs this group alone.
  */
 @Tag("scheduled-jobs")

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.latchkey.DistributedLock;
 import io.latchkey.Lease;
+import io.latchkey.LockClient;
 import io.latchkey.LockException;
 import io.latchkey.testkit.history.FencedResource;
 import io.latchkey.testkit.history.History;
@@ -20,7 +21,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Rules 1, 7 and 8 across a restart of the server: no two valid holders at any instant, tokens still
- * increasing, and the lock usable again within the failover bound.
+ * increasing, and the lock usable again within the failover bound; and (issue 10, item 4) after a
+ * restart the lock is granted again within {@code lease} plus the server's own start time, and
+ * waiters are still woken by releases.
  */
 abstract class ServerRestartTests extends ContractGroup {
 
@@ -91,6 +94,105 @@ abstract class ServerRestartTests extends ContractGroup {
 
         HistoryChecker.assertConsistent(history);
         HistoryChecker.assertAvailableWithin(history, name, releaseAt, failoverBound());
+    }
+
+    @Test
+    @DisplayName("after a server restart the lock is granted again within lease + the server's start time"
+            + " + wake-up + slack, without a first failed acquire")
+    void grantedAgainWithinLeasePlusStartTime() throws Exception {
+        String name = name();
+        LockClient holderClient = client();
+        LockClient next = client();
+        // both clients know the lock before the restart (its keys, nodes, topic and metadata)
+        track(next.lock(name).tryLock(patientWait()).orElseThrow()).close();
+        Lease holder = hold(holderClient.lock(name));
+
+        long restartAt = System.nanoTime();
+        contract().server().restart();
+        long servingAt = System.nanoTime();
+        try {
+            holder.close();
+        } catch (LockException e) {
+            // the release did not reach the server: the lock then ends with the holder's client, or expires
+            holderClient.close();
+        }
+        long releasedAt = System.nanoTime();
+
+        // no retry: an acquire on a server that serves again must not fail first on stale state
+        Optional<Lease> got = next.lock(name).tryLock(patientWait());
+        long grantedAt = System.nanoTime();
+
+        assertThat(got).as("the lock after the restart").isPresent();
+        track(got.get());
+        assertThat(got.get().isValid()).isTrue();
+        Duration bound = Duration.ofNanos(releasedAt - restartAt).plus(lease()).plus(WAKE_UP_BUDGET).plus(slack());
+        assertThat(Duration.ofNanos(grantedAt - restartAt))
+                .as("time from the restart to the next grant (the server took %s ms to serve again, the holder's"
+                        + " release returned %s ms after the restart)", (servingAt - restartAt) / 1_000_000,
+                        (releasedAt - restartAt) / 1_000_000)
+                .isLessThanOrEqualTo(bound);
+    }
+
+    @Test
+    @DisplayName("after a server restart a release wakes a waiter of another client that waited since before the"
+            + " restart, within wake-up + slack, well before its wait ends")
+    void releaseAfterRestartWakesWaiter() throws Exception {
+        String name = name();
+        Lease holder = hold(client().lock(name));
+        Duration wait = patientWait().multipliedBy(2);
+        CountDownLatch waiting = new CountDownLatch(CONTENDERS);
+        List<Future<long[]>> waiters = new ArrayList<>();
+        for (int i = 0; i < CONTENDERS; i++) {
+            DistributedLock lock = client().lock(name);
+            waiters.add(executor().submit(() -> {
+                waiting.countDown();
+                return takeAndRelease(lock, wait);
+            }));
+        }
+        waiting.await();
+        // gives the waiters' requests time to reach the server before it goes down
+        Thread.sleep(options().safetyMargin().toMillis());
+
+        contract().server().restart();
+        try {
+            holder.close();
+        } catch (LockException e) {
+            // a release that cannot reach the server: the lock expires and a waiter gets it that way
+        }
+
+        List<long[]> times = new ArrayList<>();
+        for (Future<long[]> w : waiters) {
+            times.add(await(w, tryBound(wait), "a waiter"));
+        }
+        times.sort((x, y) -> Long.compare(x[0], y[0]));
+        long[] first = times.get(0);
+        long[] second = times.get(1);
+        // the first waiter's grant came after the restart; its release is a release after the restart
+        assertThat(Duration.ofNanos(second[0] - first[1]))
+                .as("time from the first waiter's release (after the restart) to the grant of the second,"
+                        + " waiting since before the restart with a wait of %s", wait)
+                .isLessThanOrEqualTo(wakeUpBound());
+    }
+
+    /** Takes the lock waiting {@code wait} and releases it at once: {grant time, release time}. */
+    private static long[] takeAndRelease(DistributedLock lock, Duration wait) throws InterruptedException {
+        Optional<Lease> got;
+        try {
+            got = lock.tryLock(wait);
+        } catch (LockException e) {
+            // the server was down during the attempt: a waiter tries again, as an application would
+            got = lock.tryLock(wait);
+        }
+        long grantedAt = System.nanoTime();
+        if (got.isEmpty()) {
+            throw new AssertionError("a waiter of lock '" + lock.name() + "' was not granted it within " + wait);
+        }
+        try {
+            got.get().close();
+        } catch (LockException e) {
+            throw new AssertionError("a waiter's release of lock '" + lock.name() + "' after the restart failed", e);
+        }
+        return new long[] {grantedAt, System.nanoTime()};
     }
 
     private Boolean holdBriefly(DistributedLock lock, String actor, Duration wait, History history,

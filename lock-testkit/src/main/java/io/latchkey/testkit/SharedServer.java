@@ -7,7 +7,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A server that the test classes of one JVM share under a key, as a JUnit extension for test classes
- * that are not a {@link LockContract}; a contract shares its server under {@link LockContract#serverKey()}
+ * that are not a {@link LockContract}; a contract shares its server under the key given to {@link LockContract}'s constructor
  * the same way, so a backend's own tests and its contract test run on one container.
  *
  * <pre>{@code

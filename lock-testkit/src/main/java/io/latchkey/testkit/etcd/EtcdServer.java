@@ -183,6 +183,17 @@ public final class EtcdServer implements LockServer {
         awaitHealthy(m);
     }
 
+    /** Freezes every member's container (docker pause): connections stay open and nothing answers. */
+    @Override
+    public void pause() {
+        members.forEach(io.latchkey.testkit.fault.ContainerPause::pause);
+    }
+
+    @Override
+    public void unpause() {
+        members.forEach(io.latchkey.testkit.fault.ContainerPause::unpause);
+    }
+
     @Override
     public void restart() {
         for (Member m : members) {

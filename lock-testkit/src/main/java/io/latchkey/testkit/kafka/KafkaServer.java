@@ -123,6 +123,17 @@ public final class KafkaServer implements LockServer {
                 .collect(Collectors.joining(","));
     }
 
+    /** Freezes the broker's container (docker pause); the kit's proxies in front of it keep accepting. */
+    @Override
+    public void pause() {
+        io.latchkey.testkit.fault.ContainerPause.pause(node);
+    }
+
+    @Override
+    public void unpause() {
+        io.latchkey.testkit.fault.ContainerPause.unpause(node);
+    }
+
     @Override
     public void restart() {
         node.restartProcess(RESTART_TIMEOUT);

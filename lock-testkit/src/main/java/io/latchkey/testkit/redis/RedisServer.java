@@ -133,13 +133,15 @@ public final class RedisServer implements LockServer {
     }
 
     /** Freezes every process of the server (docker pause): connections stay open and nothing answers. */
+    @Override
     public void pause() {
-        container.getDockerClient().pauseContainerCmd(container.getContainerId()).exec();
+        io.latchkey.testkit.fault.ContainerPause.pause(container);
     }
 
     /** Undoes {@link #pause()}. */
+    @Override
     public void unpause() {
-        container.getDockerClient().unpauseContainerCmd(container.getContainerId()).exec();
+        io.latchkey.testkit.fault.ContainerPause.unpause(container);
     }
 
     /**

@@ -71,6 +71,16 @@ final class ZooKeeperNode implements AutoCloseable {
         return name;
     }
 
+    /** Freezes the node's container (docker pause). */
+    void pause() {
+        io.latchkey.testkit.fault.ContainerPause.pause(container);
+    }
+
+    /** Undoes {@link #pause()}. */
+    void unpause() {
+        io.latchkey.testkit.fault.ContainerPause.unpause(container);
+    }
+
     InetSocketAddress endpoint() {
         return new InetSocketAddress(container.getHost(), container.getMappedPort(CLIENT_PORT));
     }

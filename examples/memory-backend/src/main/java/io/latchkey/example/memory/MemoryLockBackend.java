@@ -334,6 +334,40 @@ final class MemoryLockBackend implements LockBackend {
         }
 
         @Override
+        public boolean recordsSlots() {
+            return true;
+        }
+
+        @Override
+        public java.util.Optional<java.time.Instant> lastCompletedSlot() {
+            String[] answer = ask("reading the last slot", "slot", key(namespace, lockName));
+            return answer[2].equals("-") ? java.util.Optional.empty() : java.util.Optional.of(java.time.Instant.parse(answer[2]));
+        }
+
+        @Override
+        public void recordCompletedSlot(java.time.Instant slot) {
+            String[] answer = ask("recording slot " + slot, "mark", id + " " + key(namespace, lockName) + " " + slot);
+            if (answer[0].equals("refused")) {
+                throw new io.latchkey.LockLostException(lockName, describe(lockName) + ": the server refused to record slot "
+                        + slot + ", this grant no longer holds the lock");
+            }
+        }
+
+        /** Sends {@code command <new request id> arguments} and waits one round trip for the answer. */
+        private String[] ask(String what, String command, String arguments) {
+            long rid = ids.incrementAndGet();
+            try {
+                return connection.request(rid, command + " " + rid + " " + arguments).get(options.timeout().toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw unavailable(lockName, what, e);
+            } catch (ExecutionException | TimeoutException e) {
+                connection.pending.remove(rid);
+                throw unavailable(lockName, what, e);
+            }
+        }
+
+        @Override
         public void release() {
             if (connection.held.remove(id) == null || connection.dead) {
                 return; // the server ended the session, and this grant with it

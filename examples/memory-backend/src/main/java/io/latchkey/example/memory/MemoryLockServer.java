@@ -55,6 +55,8 @@ public final class MemoryLockServer implements AutoCloseable {
     private final Path state;
     private final Flaw flaw;
     private final Map<String, Entry> locks = new HashMap<>();
+    /** The last completed schedule slot per lock key; kept in memory only, so a restart forgets it. */
+    private final Map<String, String> slots = new HashMap<>();
     private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
     private final long graceUntil;
     private long lastToken;
@@ -194,6 +196,20 @@ public final class MemoryLockServer implements AutoCloseable {
                 break;
             case "ping":
                 s.out.println("pong " + r[1]);
+                break;
+            case "slot":
+                s.out.println("slot " + r[1] + " " + slots.getOrDefault(r[2], "-"));
+                break;
+            case "mark":
+                // fenced: only the grant that holds the lock now may record its slot
+                Entry marked = locks.get(r[3]);
+                long grantId = Long.parseLong(r[2]);
+                if (marked != null && marked.holder != null && marked.holder.session() == s && marked.holder.id() == grantId) {
+                    slots.put(r[3], r[4]);
+                    s.out.println("marked " + r[1]);
+                } else {
+                    s.out.println("refused " + r[1]);
+                }
                 break;
             case "inspect":
                 s.out.println("state " + r[1] + (locks.containsKey(r[2]) ? " present" : " absent"));

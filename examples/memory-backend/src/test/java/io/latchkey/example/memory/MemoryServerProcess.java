@@ -70,6 +70,18 @@ final class MemoryServerProcess implements LockServer {
         launch(port);
     }
 
+    /** Freezes the server process with SIGSTOP: its port still accepts connections, nothing answers. */
+    @Override
+    public void pause() {
+        io.latchkey.testkit.fault.Signals.send("STOP", process.pid());
+    }
+
+    /** Resumes the server process with SIGCONT. */
+    @Override
+    public void unpause() {
+        io.latchkey.testkit.fault.Signals.send("CONT", process.pid());
+    }
+
     /** Whether the server keeps any state (holder or waiters) of the lock {@code key}. */
     boolean hasState(String key) {
         try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port);
