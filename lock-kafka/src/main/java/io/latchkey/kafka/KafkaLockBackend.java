@@ -66,7 +66,10 @@ final class KafkaLockBackend implements LockBackend {
     private final LockOptions options;
     private final String prefix;
     private final int replicationFactor;
-    private final Duration heartbeat;
+    /** The members' heartbeat interval, ms. */
+    private final int heartbeatMs;
+    /** The groups' session.timeout.ms: the lease minus one heartbeat interval; see {@link #consumerConfig}. */
+    private final int sessionMs;
     private final String bootstrap;
     private final Admin admin;
     private final Producer<byte[], byte[]> producer;
@@ -93,7 +96,16 @@ final class KafkaLockBackend implements LockBackend {
         this.options = options;
         this.prefix = prefix;
         this.replicationFactor = replicationFactor;
-        this.heartbeat = heartbeat;
+        int lease = millis(options.lease());
+        Object given = clientConfig.get("heartbeat.interval.ms");
+        this.heartbeatMs = heartbeat != null ? millis(heartbeat)
+                : given != null ? Integer.parseInt(String.valueOf(given).trim()) : Math.max(10, Math.min(1000, lease / 6));
+        if (heartbeatMs <= 0 || heartbeatMs > lease / 3) {
+            throw new IllegalArgumentException("heartbeat.interval.ms=" + heartbeatMs + " in the kafka properties must be"
+                    + " positive and at most a third of the lease (" + Durations.format(options.lease())
+                    + "); leave it unset or use the heartbeat option");
+        }
+        this.sessionMs = lease - heartbeatMs;
         this.bootstrap = String.valueOf(clientConfig.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG));
         int timeoutMs = millis(options.timeout());
         Map<String, Object> adminConfig = new HashMap<>(clientConfig);
@@ -143,7 +155,6 @@ final class KafkaLockBackend implements LockBackend {
         List<ConfigResource> brokers = nodes.stream()
                 .map(n -> new ConfigResource(ConfigResource.Type.BROKER, n.idString())).collect(Collectors.toList());
         Map<ConfigResource, KafkaFuture<Config>> answers = a.describeConfigs(brokers).values();
-        long lease = options.lease().toMillis();
         for (Map.Entry<ConfigResource, KafkaFuture<Config>> e : answers.entrySet()) {
             Config config;
             try {
@@ -158,13 +169,16 @@ final class KafkaLockBackend implements LockBackend {
             }
             long min = setting(config, MIN_SESSION, 6000);
             long max = setting(config, MAX_SESSION, 1_800_000);
-            if (lease < min || lease > max) {
-                String setting = lease < min ? MIN_SESSION + "=" + min : MAX_SESSION + "=" + max;
-                throw new IllegalArgumentException("lease " + Durations.format(options.lease()) + " is "
-                        + (lease < min ? "shorter" : "longer") + " than kafka broker " + e.getKey().name() + " at " + bootstrap
-                        + " allows for a consumer group session (" + setting + "): choose a lease from "
-                        + Durations.format(Duration.ofMillis(min)) + " to " + Durations.format(Duration.ofMillis(max))
-                        + ", or change the broker's " + (lease < min ? MIN_SESSION : MAX_SESSION));
+            if (sessionMs < min || sessionMs > max) {
+                boolean low = sessionMs < min;
+                throw new IllegalArgumentException("lease " + Durations.format(options.lease()) + " is too "
+                        + (low ? "short" : "long") + " for kafka broker " + e.getKey().name() + " at " + bootstrap + ": it"
+                        + " gives the lock's consumer groups a session of " + Durations.format(Duration.ofMillis(sessionMs))
+                        + " (the lease minus one heartbeat interval, " + Durations.format(Duration.ofMillis(heartbeatMs))
+                        + "), but the broker sets " + (low ? MIN_SESSION + "=" + min : MAX_SESSION + "=" + max)
+                        + "; choose a lease from " + Durations.format(Duration.ofMillis(min + heartbeatMs)) + " to "
+                        + Durations.format(Duration.ofMillis(max + heartbeatMs)) + ", or change the broker's "
+                        + (low ? MIN_SESSION : MAX_SESSION));
             }
         }
     }
@@ -409,14 +423,12 @@ final class KafkaLockBackend implements LockBackend {
         c.put("partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
         c.put("enable.auto.commit", false);
         c.put("auto.offset.reset", "latest");
-        c.put("session.timeout.ms", lease);
-        // A waiter learns that the holder left from its next heartbeat's answer, so the heartbeat
-        // interval is the hand-over time; it also bounds how stale the holder's evidence is.
-        if (heartbeat != null) {
-            c.put("heartbeat.interval.ms", millis(heartbeat));
-        } else {
-            c.putIfAbsent("heartbeat.interval.ms", Math.max(10, Math.min(1000, lease / 6)));
-        }
+        // The broker expels a silent member session.timeout.ms after the last heartbeat it received; the
+        // other members learn of it at their next heartbeat, and a waiter learns of a release the same
+        // way. A session of the lease minus one heartbeat interval therefore frees the lock of a crashed
+        // holder for the next waiter within the lease (plus the join and sync round trips).
+        c.put("session.timeout.ms", sessionMs);
+        c.put("heartbeat.interval.ms", heartbeatMs);
         c.putIfAbsent("max.poll.interval.ms", Math.max(300_000, lease));
         c.put("default.api.timeout.ms", millis(options.timeout()));
         c.put("key.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");

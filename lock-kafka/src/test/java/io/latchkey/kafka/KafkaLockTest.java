@@ -247,18 +247,50 @@ class KafkaLockTest {
     }
 
     @Test
-    @DisplayName("a lease below the broker's minimum session timeout is refused with a message that says what to do")
-    void leaseBelowBrokerMinimumIsRefused() {
+    @DisplayName("a lease whose session is below the broker's group.min.session.timeout.ms is refused at connect, naming the setting and its value")
+    void leaseBelowBrokerMinimumIsRefusedAtConnect() {
         Properties p = new Properties();
         p.put("bootstrap.servers", server.bootstrapServers());
-        LockOptions tooShort = LockOptions.builder().lease(Duration.ofMillis(500)).build(); // the test broker's minimum is 1 s
-        LockClient client = track(KafkaLockProvider.newClient(p, tooShort));
-        String name = name("short-lease");
+        // the test broker's minimum is 1 s; a lease of 1 s gives a session of 1 s minus one heartbeat
+        LockOptions tooShort = LockOptions.builder().lease(Duration.ofSeconds(1)).timeout(Duration.ofMillis(500)).build();
 
-        assertThatThrownBy(() -> client.lock(name).tryLock(Duration.ofSeconds(1)))
-                .isInstanceOf(LockException.class)
-                .hasMessageContaining(name)
-                .hasMessageContaining("group.min.session.timeout.ms");
+        assertThatThrownBy(() -> KafkaLockProvider.newClient(p, tooShort).close())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lease 1s is too short")
+                .hasMessageContaining("group.min.session.timeout.ms=1000")
+                .hasMessageContaining(server.bootstrapServers());
+    }
+
+    @Test
+    @DisplayName("a lease whose session is above the broker's group.max.session.timeout.ms is refused at connect, naming the setting and its value")
+    void leaseAboveBrokerMaximumIsRefusedAtConnect() {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", server.bootstrapServers());
+        LockOptions tooLong = LockOptions.builder().lease(Duration.ofMinutes(31)).build(); // the broker's default maximum is 30 min
+
+        assertThatThrownBy(() -> KafkaLockProvider.newClient(p, tooLong).close())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lease 31m is too long")
+                .hasMessageContaining("group.max.session.timeout.ms=1800000");
+    }
+
+    @Test
+    @DisplayName("newClient(properties, options) honours lease, timeout and namespace: the session, the topic prefix")
+    void propertiesFactoryHonoursSharedOptions() throws Exception {
+        LockOptions options = OPTIONS.toBuilder().lease(Duration.ofSeconds(7)).timeout(Duration.ofSeconds(3))
+                .namespace("ns-test.").build();
+        Properties p = new Properties();
+        p.put("bootstrap.servers", server.bootstrapServers());
+        String name = name("namespace");
+        try (LockClient client = KafkaLockProvider.newClient(p, options);
+                Lease lease = client.lock(name).tryLock(Duration.ofSeconds(10)).orElseThrow()) {
+            String topic = TopicNames.topic("ns-test.", name);
+            assertThat(admin.listTopics().names().get(30, TimeUnit.SECONDS)).contains(topic);
+            ConsumerGroupDescription group = admin.describeConsumerGroups(List.of(topic)).all().get(30, TimeUnit.SECONDS).get(topic);
+            assertThat(group.members()).hasSize(1);
+            assertThat(lease.remaining()).as("validity within lease - safetyMargin")
+                    .isLessThanOrEqualTo(options.lease().minus(options.safetyMargin()));
+        }
     }
 
     @Test
