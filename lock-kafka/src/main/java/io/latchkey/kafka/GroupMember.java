@@ -2,13 +2,16 @@ package io.latchkey.kafka;
 
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
+import io.latchkey.LockLostException;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -78,6 +81,10 @@ final class GroupMember implements BackendLease {
     private volatile long token;
     private volatile int generation = -1;
     private long previousPollStart; // poll thread only
+    private volatile long lastAnswerNanos = System.nanoTime();
+    private final long heartbeatNanos;
+    /** Set by the polling thread when leaving the group could not be confirmed; thrown by {@link #release()}. */
+    private volatile LockBackendUnavailableException leaveFailure;
 
     GroupMember(KafkaLockBackend backend, String lockName, String topic, int n, LeaseEvidence evidence) {
         this.backend = backend;
@@ -93,6 +100,7 @@ final class GroupMember implements BackendLease {
         // which may be shorter than the session.
         this.ttlNanos = Math.min(session, maxPoll);
         this.timeoutNanos = backend.options().timeout().toNanos();
+        this.heartbeatNanos = TimeUnit.MILLISECONDS.toNanos(((Number) config.get("heartbeat.interval.ms")).longValue());
         this.thread = new Thread(this::run, "latchkey-kafka-" + topic + "-" + n);
         this.thread.setDaemon(true);
     }
@@ -125,6 +133,37 @@ final class GroupMember implements BackendLease {
     @Override
     public long fencingToken() {
         return token;
+    }
+
+    @Override
+    public boolean recordsSlots() {
+        return true;
+    }
+
+    @Override
+    public Optional<Instant> lastCompletedSlot() {
+        try {
+            return SlotRecords.last(backend, lockName, partition);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockException(lockName, "interrupted while reading the last completed slot of lock '" + lockName
+                    + "' (kafka topic '" + topic + "')", e);
+        }
+    }
+
+    @Override
+    public void recordCompletedSlot(Instant slot) {
+        if (!holding) {
+            throw new LockLostException(lockName, "lock '" + lockName + "' (kafka topic '" + topic + "') is no longer"
+                    + " assigned to this member: slot " + slot + " was not recorded and may run again elsewhere");
+        }
+        try {
+            SlotRecords.record(backend, lockName, partition, token, slot);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockException(lockName, "interrupted while recording slot " + slot + " of lock '" + lockName
+                    + "' (kafka topic '" + topic + "')", e);
+        }
     }
 
     /**
@@ -212,6 +251,7 @@ final class GroupMember implements BackendLease {
                     confirmedSentAt = count - lastCount >= 2 ? lastObservation : beforeLastChange;
                     beforeLastChange = lastObservation;
                     lastCount = count;
+                    lastAnswerNanos = now;
                 }
                 lastObservation = now;
                 c.poll(Duration.ofMillis(POLL_MILLIS));
@@ -229,14 +269,46 @@ final class GroupMember implements BackendLease {
             fail(e);
         } finally {
             if (c != null) {
+                long closing = System.nanoTime();
                 try {
-                    c.close(CloseOptions.timeout(Duration.ofNanos(timeoutNanos)));
+                    // half the timeout for the LeaveGroup, half for confirming it if in doubt: release within the timeout
+                    c.close(CloseOptions.timeout(Duration.ofNanos(timeoutNanos / 2)));
                 } catch (RuntimeException e) {
                     log.warn("lock '{}': closing the consumer of group '{}' failed", lockName, topic, e);
                 }
+                confirmLeft(closing);
             }
             finished.countDown();
             backend.removed(this);
+        }
+    }
+
+    /**
+     * The consumer does not say whether its LeaveGroup was answered. A close that ran into its bound,
+     * or a member that heard no heartbeat answer for a while, may not have left: then asks the
+     * coordinator, within half the timeout, whether this member is gone, and records a failure for
+     * {@link #release()} if it cannot tell. A release that reached the broker costs nothing more.
+     */
+    private void confirmLeft(long closingNanos) {
+        if (!granted() || !stopping) {
+            return;
+        }
+        long now = System.nanoTime();
+        boolean closeTimedOut = now - closingNanos >= timeoutNanos / 2 - timeoutNanos / 20;
+        boolean silent = now - lastAnswerNanos > 2 * heartbeatNanos + timeoutNanos;
+        if (!closeTimedOut && !silent) {
+            return;
+        }
+        try {
+            leaveFailure = backend.memberLeft(lockName, topic, clientId, timeoutNanos / 2);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private boolean granted() {
+        synchronized (state) {
+            return granted;
         }
     }
 
@@ -299,6 +371,9 @@ final class GroupMember implements BackendLease {
                         + lockName + "' did not finish within " + Durations.format(backend.options().timeout().multipliedBy(2))
                         + "; the broker expels the member when its session of " + Durations.format(backend.options().lease())
                         + " expires", null);
+            }
+            if (leaveFailure != null) {
+                throw leaveFailure;
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

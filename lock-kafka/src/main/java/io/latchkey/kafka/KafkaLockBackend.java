@@ -10,6 +10,8 @@ import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -33,7 +35,12 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.ConfigException;
@@ -81,6 +88,14 @@ final class KafkaLockBackend implements LockBackend {
      * writing the fencing marker finds the topic gone.
      */
     private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
+    private final Object readerLock = new Object();
+    private KafkaConsumer<byte[], byte[]> reader; // guarded by readerLock, made on the first slot read
+    /** The record header that tells a grant marker from a slot record; markers without it are grants. */
+    static final String KIND = "latchkey";
+    static final byte[] GRANT = "grant".getBytes(StandardCharsets.UTF_8);
+    static final byte[] SLOT = "slot".getBytes(StandardCharsets.UTF_8);
+    /** The header of a slot record holding its writer's fencing token. */
+    static final String TOKEN = "token";
     private static final AtomicInteger MEMBERS = new AtomicInteger();
 
     /**
@@ -305,6 +320,30 @@ final class KafkaLockBackend implements LockBackend {
         }
     }
 
+    /**
+     * Asks the coordinator whether the member {@code clientId} has left group {@code groupId}.
+     *
+     * @return {@code null} if it has, or if the coordinator still counts it (it then expels it when its
+     *     session ends); the failure to report if the coordinator did not answer
+     */
+    LockBackendUnavailableException memberLeft(String lockName, String groupId, String clientId, long timeoutNanos)
+            throws InterruptedException {
+        try {
+            boolean present = admin.describeConsumerGroups(List.of(groupId)).all().get(timeoutNanos, TimeUnit.NANOSECONDS)
+                    .get(groupId).members().stream().anyMatch(m -> clientId.equals(m.clientId()));
+            if (present) {
+                log.warn("lock '{}': member {} is still in consumer group '{}' after leaving; the broker expels it when"
+                        + " its session of {} ends", lockName, clientId, groupId, Durations.format(Duration.ofMillis(sessionMs)));
+            }
+            return null;
+        } catch (ExecutionException | TimeoutException e) {
+            return new LockBackendUnavailableException(lockName, "releasing lock '" + lockName + "': kafka at " + bootstrap
+                    + " did not confirm within " + Durations.format(options.timeout()) + " that the holder left consumer"
+                    + " group '" + groupId + "' (" + cause(e) + "); the broker frees the lock when the member's session of "
+                    + Durations.format(Duration.ofMillis(sessionMs)) + " ends", cause(e));
+        }
+    }
+
     private void ensureTopic(String lockName, String topic) throws InterruptedException {
         if (knownTopics.contains(topic)) {
             return;
@@ -393,8 +432,10 @@ final class KafkaLockBackend implements LockBackend {
      */
     private long produceMarker(String lockName, String topic, String holder) throws InterruptedException {
         try {
-            return producer.send(new ProducerRecord<>(topic, 0, lockName.getBytes(StandardCharsets.UTF_8),
-                    ("granted to " + holder).getBytes(StandardCharsets.UTF_8)))
+            ProducerRecord<byte[], byte[]> marker = new ProducerRecord<>(topic, 0, lockName.getBytes(StandardCharsets.UTF_8),
+                    ("granted to " + holder).getBytes(StandardCharsets.UTF_8));
+            marker.headers().add(KIND, GRANT);
+            return producer.send(marker)
                     .get(2 * options.timeout().toNanos(), TimeUnit.NANOSECONDS).offset();
         } catch (ExecutionException | TimeoutException e) {
             if (cause(e) instanceof UnknownTopicOrPartitionException) {
@@ -408,6 +449,100 @@ final class KafkaLockBackend implements LockBackend {
                     + " fencing marker to kafka topic '" + topic + "' failed: " + cause(e) + "; the lock was released,"
                     + " check that the topic's partition has a leader", cause(e));
         }
+    }
+
+    /**
+     * Appends a slot record (the slot, and the writer's fencing token in a header) to the lock's
+     * partition and returns its offset.
+     */
+    long produceSlot(String lockName, String topic, long token, Instant slot) throws InterruptedException {
+        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, 0, lockName.getBytes(StandardCharsets.UTF_8),
+                slot.toString().getBytes(StandardCharsets.UTF_8));
+        record.headers().add(KIND, SLOT).add(TOKEN, Long.toString(token).getBytes(StandardCharsets.UTF_8));
+        try {
+            return producer.send(record).get(2 * options.timeout().toNanos(), TimeUnit.NANOSECONDS).offset();
+        } catch (ExecutionException | TimeoutException e) {
+            LockException refused = authorizationFailure(lockName, "WRITE to topic '" + topic + "' (the slot record)", e);
+            if (refused != null) {
+                throw refused;
+            }
+            throw new LockBackendUnavailableException(lockName, "recording slot " + slot + " of lock '" + lockName
+                    + "' in kafka topic '" + topic + "' failed: " + cause(e) + "; the slot counts as not done", cause(e));
+        }
+    }
+
+    /**
+     * The records of {@code partition} from offset {@code from} (or its first one, if retention
+     * removed the earlier ones) up to {@code to}, exclusive, read with a consumer of no group.
+     *
+     * @return the records in offset order, and in {@code [0]} of {@code first} the offset reading began at
+     */
+    List<ConsumerRecord<byte[], byte[]>> read(String lockName, TopicPartition partition, long from, long to, long[] first)
+            throws InterruptedException {
+        Deadline by = Deadline.after(options.timeout().multipliedBy(2));
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        try {
+            synchronized (readerLock) {
+                KafkaConsumer<byte[], byte[]> r = reader();
+                r.assign(List.of(partition));
+                long begin = r.beginningOffsets(List.of(partition), by.remaining()).get(partition);
+                long start = Math.max(from, begin);
+                first[0] = start;
+                r.seek(partition, start);
+                while (r.position(partition, by.remaining()) < to) {
+                    if (by.hasPassed()) {
+                        throw new org.apache.kafka.common.errors.TimeoutException("reading offsets " + start + " to " + to);
+                    }
+                    for (ConsumerRecord<byte[], byte[]> rec : r.poll(Duration.ofMillis(Math.max(1, Math.min(100, by.remainingMillis()))))) {
+                        if (rec.offset() < to) {
+                            out.add(rec);
+                        }
+                    }
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException();
+                    }
+                }
+                r.unsubscribe();
+            }
+        } catch (KafkaException e) {
+            LockException refused = authorizationFailure(lockName, "READ topic '" + partition.topic() + "' (the slot records)", e);
+            if (refused != null) {
+                throw refused;
+            }
+            throw new LockBackendUnavailableException(lockName, "reading the slot records of lock '" + lockName
+                    + "' from kafka topic '" + partition.topic() + "' failed within "
+                    + Durations.format(options.timeout().multipliedBy(2)) + ": " + e + "; check that the partition has a leader", e);
+        }
+        return out;
+    }
+
+    /** The end offset of {@code partition}: the offset its next record gets. */
+    long endOffset(String lockName, TopicPartition partition) {
+        try {
+            synchronized (readerLock) {
+                return reader().endOffsets(List.of(partition), options.timeout()).get(partition);
+            }
+        } catch (KafkaException e) {
+            throw new LockBackendUnavailableException(lockName, "reading the end offset of kafka topic '"
+                    + partition.topic() + "' of lock '" + lockName + "' failed within " + Durations.format(options.timeout())
+                    + ": " + e + "; check that the partition has a leader", e);
+        }
+    }
+
+    private KafkaConsumer<byte[], byte[]> reader() {
+        if (reader == null) {
+            Map<String, Object> c = new HashMap<>(clientConfig);
+            c.remove("group.id");
+            c.put("client.id", "latchkey-reader-" + MEMBERS.incrementAndGet());
+            c.put("enable.auto.commit", false);
+            c.put("isolation.level", "read_uncommitted");
+            c.put("default.api.timeout.ms", millis(options.timeout()));
+            c.put("request.timeout.ms", millis(options.timeout()));
+            c.put("key.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");
+            c.put("value.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");
+            reader = new KafkaConsumer<>(c);
+        }
+        return reader;
     }
 
     /** The consumer settings of a member: the application's, then what the lock needs. */
@@ -456,6 +591,15 @@ final class KafkaLockBackend implements LockBackend {
                 m.release();
             } catch (RuntimeException e) {
                 log.warn("closing: leaving the group of lock '{}' failed", m.lockName(), e);
+            }
+        }
+        synchronized (readerLock) {
+            if (reader != null) {
+                try {
+                    reader.close(CloseOptions.timeout(options.timeout()));
+                } catch (RuntimeException e) {
+                    log.warn("closing the kafka consumer that reads slot records failed", e);
+                }
             }
         }
         closeQuietly(admin, producer);
