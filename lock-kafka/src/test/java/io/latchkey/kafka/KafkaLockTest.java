@@ -6,11 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockException;
+import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.LockClients;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.kafka.KafkaServer;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -28,6 +30,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.TopicPartition;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -315,5 +318,35 @@ class KafkaLockTest {
         track(got.get());
         assertThat(took).as("handover after close; the session (%s) must not be waited out", OPTIONS.lease())
                 .isLessThanOrEqualTo(heartbeatInterval().plus(slack()));
+    }
+
+    @Test
+    @DisplayName("a slot record from a holder whose grant was followed by another is ignored, and its writer is told it lost the lock")
+    void staleSlotRecordIsIgnored() throws Exception {
+        KafkaLockBackend backend = backend();
+        LockClient client = clientOf(backend);
+        track(client);
+        String name = name("stale-slot");
+        String topic = TopicNames.topic(PREFIX, name);
+        TopicPartition partition = new TopicPartition(topic, 0);
+        Instant midnight = Instant.parse("2030-01-01T00:00:00Z");
+
+        Lease first = hold(client, name);
+        long firstToken = first.fencingToken();
+        holderOf(backend).recordCompletedSlot(midnight);
+        first.close();
+        Lease second = hold(client, name);
+        GroupMember holder = holderOf(backend);
+        assertThat(holder.lastCompletedSlot()).as("the first holder's record, written while it held the lock").contains(midnight);
+
+        // the first holder wakes from a pause and records a later slot with its old token
+        Instant nextNight = midnight.plus(Duration.ofDays(1));
+        assertThatThrownBy(() -> SlotRecords.record(backend, name, partition, firstToken, nextNight))
+                .isInstanceOf(LockLostException.class).hasMessageContaining(name).hasMessageContaining(topic);
+        assertThat(holder.lastCompletedSlot()).as("the stale record is ignored").contains(midnight);
+
+        holder.recordCompletedSlot(nextNight);
+        assertThat(holder.lastCompletedSlot()).as("the holder's own record counts").contains(nextNight);
+        assertThat(second.isValid()).isTrue();
     }
 }
