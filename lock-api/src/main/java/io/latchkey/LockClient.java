@@ -88,6 +88,11 @@ public interface LockClient extends AutoCloseable {
      * Closes every lease this client still holds (releasing the locks), stops the client's threads and
      * disconnects from the backend, unless the backend connection was supplied by the application.
      * Idempotent.
+     *
+     * <p>Bounded when the backend cannot be reached: each release waits at most one round trip
+     * ({@code timeout}) and the disconnect at most one more, so a client holding one lease returns
+     * within about twice {@code timeout}; a lock whose release did not reach the backend expires
+     * there within {@code lease}.
      */
     @Override
     void close();

@@ -2,34 +2,23 @@ package io.latchkey.internal;
 
 import io.latchkey.DistributedLock;
 import io.latchkey.Lease;
-import io.latchkey.LockBackendUnavailableException;
-import io.latchkey.LockCallable;
 import io.latchkey.LockClient;
 import io.latchkey.LockException;
 import io.latchkey.LockListener;
-import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
 import io.latchkey.LockRequest;
-import io.latchkey.LockResult;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LockBackend;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -37,7 +26,6 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -71,6 +59,12 @@ import org.slf4j.LoggerFactory;
  * ({@link BackendLease#releaseAfter}) or, if the backend cannot, keep the backend lock and the local
  * permit until the bound passes (a "lingering" grant, released by the timer through a release thread). A backend's own
  * threads come on top and are documented by each backend.
+ *
+ * <p>The pieces, each package-private: {@link LockHandle} (the application's {@code DistributedLock}),
+ * {@link LocalLock} (one name's gate), {@link Grant} (one backend grant, its end and its atLeast
+ * linger), {@link SharedLease} (a lease, nested or not, on a grant), {@link ScheduledRun}
+ * ({@code runLocked}/{@code callLocked}: slots and the interrupt on loss) and {@link LockEvents}
+ * (listeners and their thread).
  */
 final class SharedLockClient implements LockClient {
 
@@ -92,9 +86,7 @@ final class SharedLockClient implements LockClient {
     private final ScheduledThreadPoolExecutor timer;
     private final ExecutorService workers;
     private final ExecutorService releasers;
-    private final ThreadPoolExecutor events;
-    private final List<LockListener> listeners;
-    private final AtomicLong droppedEvents = new AtomicLong();
+    private final LockEvents events;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     SharedLockClient(String backendName, LockBackend backend, LockOptions options) {
@@ -107,20 +99,17 @@ final class SharedLockClient implements LockClient {
         this.timer.setRemoveOnCancelPolicy(true);
         this.workers = boundedPool(ASYNC_THREADS, prefix + "-async");
         this.releasers = boundedPool(RELEASE_THREADS, prefix + "-release");
-        this.events = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(EVENT_QUEUE),
-                DaemonThreads.factory(prefix + "-events"));
-        this.events.allowCoreThreadTimeOut(true);
-        this.listeners = new CopyOnWriteArrayList<>(options.listeners());
+        this.events = new LockEvents(backendName, backend, prefix + "-events", EVENT_QUEUE, options.listeners());
     }
 
     @Override
     public void addListener(LockListener listener) {
-        listeners.add(Objects.requireNonNull(listener, "listener"));
+        events.add(listener);
     }
 
     @Override
     public void removeListener(LockListener listener) {
-        listeners.remove(listener);
+        events.remove(listener);
     }
 
     @Override
@@ -129,41 +118,8 @@ final class SharedLockClient implements LockClient {
     }
 
     /** Queues one event for every listener; never blocks and never throws. */
-    private void emit(String lockName, Consumer<LockListener> event) {
-        if (listeners.isEmpty()) {
-            return;
-        }
-        try {
-            events.execute(() -> {
-                for (LockListener listener : listeners) {
-                    try {
-                        event.accept(listener);
-                    } catch (RuntimeException e) {
-                        log.warn("lock listener {} failed on an event of lock '{}' ({}); the lock is not affected",
-                                listener, lockName, backend.describe(lockName), e);
-                    }
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            long dropped = droppedEvents.incrementAndGet();
-            if (!events.isShutdown() && (dropped == 1 || dropped % 1000 == 0)) {
-                log.warn("lock listeners of {} fall behind: {} events dropped so far, the latest for lock '{}';"
-                        + " make listeners return quickly", backendName, dropped, lockName);
-            }
-        }
-    }
-
-    private void emitAcquireFailed(String name, long callStart, LockException e) {
-        Duration waited = Duration.ofNanos(System.nanoTime() - callStart);
-        emit(name, l -> l.acquireFailed(name, waited, e));
-        if (e instanceof LockBackendUnavailableException) {
-            emit(name, l -> l.backendUnavailable(name, (LockBackendUnavailableException) e));
-        }
-    }
-
-    private void emitNotAcquired(String name, long callStart) {
-        Duration waited = Duration.ofNanos(System.nanoTime() - callStart);
-        emit(name, l -> l.notAcquired(name, waited));
+    void emit(String lockName, Consumer<LockListener> event) {
+        events.emit(lockName, event);
     }
 
     /** A pool of at most {@code threads} threads that queues beyond them and lets idle threads end. */
@@ -178,7 +134,7 @@ final class SharedLockClient implements LockClient {
     public DistributedLock lock(String name) {
         ensureOpen();
         LockNames.validate(name);
-        return new Handle(name);
+        return new LockHandle(this, name);
     }
 
     @Override
@@ -211,9 +167,7 @@ final class SharedLockClient implements LockClient {
         events.shutdown(); // the events of the close itself are still delivered
         try {
             long wait = options.timeout().toNanos();
-            if (!events.awaitTermination(wait, TimeUnit.NANOSECONDS)) {
-                events.shutdownNow();
-            }
+            events.awaitTermination(wait);
             workers.awaitTermination(wait, TimeUnit.NANOSECONDS);
             if (!releasers.awaitTermination(wait, TimeUnit.NANOSECONDS)) {
                 releasers.shutdownNow();
@@ -233,13 +187,13 @@ final class SharedLockClient implements LockClient {
         return "LockClient{" + backendName + (closed.get() ? ", closed" : "") + '}';
     }
 
-    private void ensureOpen() {
+    void ensureOpen() {
         if (closed.get()) {
             throw new IllegalStateException("lock client for " + backendName + " is closed");
         }
     }
 
-    private Optional<Lease> acquire(String name, Deadline deadline, boolean threadOwned, LockRequest request)
+    Optional<Lease> acquire(String name, Deadline deadline, boolean threadOwned, LockRequest request)
             throws InterruptedException {
         ensureOpen();
         long callStart = System.nanoTime();
@@ -257,7 +211,7 @@ final class SharedLockClient implements LockClient {
             }
             permit = local.gate.tryAcquire(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
             if (!permit) {
-                emitNotAcquired(name, callStart);
+                events.notAcquired(name, callStart);
                 return Optional.empty();
             }
             ensureOpen();
@@ -272,14 +226,14 @@ final class SharedLockClient implements LockClient {
             try {
                 backendLease = acquireFromBackend(name, deadline, validity);
             } catch (LockException e) {
-                emitAcquireFailed(name, callStart, e);
+                events.acquireFailed(name, callStart, e);
                 throw e;
             }
             if (backendLease == null) {
-                emitNotAcquired(name, callStart);
+                events.notAcquired(name, callStart);
                 return Optional.empty();
             }
-            Grant grant = new Grant(local, backendLease, validity);
+            Grant grant = new Grant(this, local, backendLease, validity);
             Duration atLeast = request == null ? null : request.atLeast().orElse(null);
             if (atLeast != null) {
                 // From after the grant returned: the lock is kept until no earlier than acquisition + atLeast.
@@ -321,7 +275,7 @@ final class SharedLockClient implements LockClient {
     }
 
     /** The deadline of a call that waits {@code wait}, counted from now. */
-    private static Deadline deadlineAfter(String name, Duration wait) {
+    static Deadline deadlineAfter(String name, Duration wait) {
         Objects.requireNonNull(wait, "wait");
         if (wait.isNegative()) {
             throw new IllegalArgumentException("wait for lock '" + name + "' must not be negative: " + Durations.format(wait));
@@ -339,7 +293,7 @@ final class SharedLockClient implements LockClient {
         }
     }
 
-    private void releaseInBackground(Runnable release) {
+    void releaseInBackground(Runnable release) {
         try {
             releasers.execute(release);
         } catch (RejectedExecutionException e) {
@@ -359,453 +313,33 @@ final class SharedLockClient implements LockClient {
         locals.computeIfPresent(local.name, (k, v) -> v != local || --v.refs > 0 ? v : null);
     }
 
+    LockBackend backend() {
+        return backend;
+    }
+
+    ScheduledThreadPoolExecutor timer() {
+        return timer;
+    }
+
+    ExecutorService workers() {
+        return workers;
+    }
+
+    /** The local state of lock {@code name}, or {@code null} if this client tracks none. */
+    LocalLock localOf(String name) {
+        return locals.get(name);
+    }
+
+    /** Called once by a grant that ended for good: forgets it and returns its local permit. */
+    void grantFinished(Grant grant) {
+        grants.remove(grant);
+        grant.local.gate.release();
+        unretain(grant.local);
+    }
+
     /** How many lock names this client currently tracks; for tests of contract rule 10 (docs/contract.md). */
     int trackedNames() {
         return locals.size();
     }
 
-    /** Local state of one lock name in this client. */
-    private static final class LocalLock {
-        final String name;
-        final java.util.concurrent.Semaphore gate = new java.util.concurrent.Semaphore(1, true);
-        int refs; // guarded by the map's compute
-        Grant grant; // guarded by this
-        Thread owner; // guarded by this; null for a lease acquired asynchronously
-
-        LocalLock(String name) {
-            this.name = name;
-        }
-    }
-
-    /** One grant of the backend lock, shared by its nested leases. */
-    private final class Grant {
-        final LocalLock local;
-        final BackendLease backendLease;
-        final Validity validity;
-        final long token;
-        final long grantedAt = System.nanoTime();
-        final AtomicBoolean backendReleased = new AtomicBoolean();
-        final AtomicBoolean finished = new AtomicBoolean();
-        long atLeastUntil; // set before the grant is shared
-        boolean hasAtLeast; // set before the grant is shared
-        volatile boolean skipAtLeast;
-        volatile boolean lingering;
-        volatile ScheduledFuture<?> lingerEnd;
-        int holds; // guarded by local
-        boolean ended; // guarded by local
-
-        Grant(LocalLock local, BackendLease backendLease, Validity validity) {
-            this.local = local;
-            this.backendLease = backendLease;
-            this.validity = validity;
-            this.token = backendLease.fencingToken();
-        }
-
-        /** Called holding the local lock, by the owning thread. */
-        SharedLease nest() {
-            validity.ensureValidForNesting();
-            holds++;
-            return new SharedLease(this, false);
-        }
-
-        void leaseClosed() {
-            boolean last;
-            synchronized (local) {
-                last = !ended && --holds == 0;
-            }
-            if (last) {
-                end();
-            }
-        }
-
-        void end() {
-            end(false);
-        }
-
-        /**
-         * Ends the grant: no more loss signals, the backend lock released (or, within its atLeast
-         * bound, handed to the backend's expiry or kept until the bound passes), the local permit
-         * returned.
-         */
-        void end(boolean clientClosing) {
-            synchronized (local) {
-                if (ended) {
-                    return;
-                }
-                ended = true;
-                local.grant = null;
-                local.owner = null;
-            }
-            validity.close();
-            long endedAt = System.nanoTime();
-            Duration held = Duration.ofNanos(endedAt - grantedAt);
-            emit(local.name, l -> l.released(local.name, held));
-            long linger = atLeastUntil - endedAt;
-            if (hasAtLeast && !skipAtLeast && linger > 0 && handOverOrLinger(linger, clientClosing)) {
-                return;
-            }
-            try {
-                if (backendReleased.compareAndSet(false, true)) {
-                    backendLease.release();
-                }
-            } catch (LockBackendUnavailableException e) {
-                emit(local.name, l -> l.backendUnavailable(local.name, e));
-                throw e;
-            } finally {
-                finish();
-            }
-        }
-
-        /**
-         * Within the atLeast bound: lets the backend's expiry keep the lock, or keeps it here.
-         *
-         * @return true if the grant lingers and is finished later; false if the caller finishes it now
-         */
-        private boolean handOverOrLinger(long lingerNanos, boolean clientClosing) {
-            if (!backendReleased.compareAndSet(false, true)) {
-                return false; // lost and released already: nothing to keep
-            }
-            boolean handed;
-            try {
-                handed = backendLease.releaseAfter(Duration.ofNanos(lingerNanos));
-            } catch (RuntimeException e) {
-                finish();
-                if (e instanceof LockBackendUnavailableException) {
-                    emit(local.name, l -> l.backendUnavailable(local.name, (LockBackendUnavailableException) e));
-                }
-                throw e;
-            }
-            if (handed) {
-                return false;
-            }
-            backendReleased.set(false);
-            if (clientClosing) {
-                return false; // the client keeps nothing after close: atLeast ends here, as documented
-            }
-            lingering = true;
-            try {
-                lingerEnd = timer.schedule(() -> releaseInBackground(this::finishLinger), lingerNanos, TimeUnit.NANOSECONDS);
-                return true;
-            } catch (RejectedExecutionException e) {
-                lingering = false;
-                return false;
-            }
-        }
-
-        /** Ends a lingering grant: releases the backend lock and returns the local permit. */
-        void finishLinger() {
-            ScheduledFuture<?> pending = lingerEnd;
-            if (pending != null) {
-                pending.cancel(false);
-            }
-            try {
-                releaseBackendQuietly();
-            } finally {
-                finish();
-            }
-        }
-
-        /** Returns the local permit; once. */
-        private void finish() {
-            if (finished.compareAndSet(false, true)) {
-                grants.remove(this);
-                local.gate.release();
-                unretain(local);
-            }
-        }
-
-        boolean ended() {
-            synchronized (local) {
-                return ended;
-            }
-        }
-
-        void releaseBackendQuietly() {
-            if (!backendReleased.compareAndSet(false, true)) {
-                return;
-            }
-            try {
-                backendLease.release();
-            } catch (RuntimeException e) {
-                if (e instanceof LockBackendUnavailableException) {
-                    emit(local.name, l -> l.backendUnavailable(local.name, (LockBackendUnavailableException) e));
-                }
-                // Expected when the loss came from losing the backend: one line, the trace only for debugging.
-                log.warn("release of lost lock '{}' ({}) failed; it expires on its own: {}", local.name,
-                        backend.describe(local.name), e.getMessage());
-                log.debug("release of lost lock '{}' failed", local.name, e);
-            }
-        }
-    }
-
-    /** One lease handed to the application. */
-    private final class SharedLease implements Lease {
-        private final Grant grant;
-        /** Whether this lease started its grant (rather than nesting in one). */
-        private final boolean fresh;
-        private final AtomicBoolean closed = new AtomicBoolean();
-
-        SharedLease(Grant grant, boolean fresh) {
-            this.grant = grant;
-            this.fresh = fresh;
-        }
-
-        @Override
-        public String lockName() {
-            return grant.local.name;
-        }
-
-        @Override
-        public long fencingToken() {
-            return grant.token;
-        }
-
-        @Override
-        public boolean isValid() {
-            return !closed.get() && !grant.ended() && grant.validity.isValid();
-        }
-
-        @Override
-        public void ensureValid() {
-            if (closed.get() || grant.ended()) {
-                throw new IllegalStateException("lease of lock '" + lockName() + "' is closed");
-            }
-            grant.validity.ensureValid();
-        }
-
-        @Override
-        public Duration remaining() {
-            return closed.get() || grant.ended() ? Duration.ZERO : grant.validity.remaining();
-        }
-
-        @Override
-        public java.util.concurrent.CompletionStage<io.latchkey.LockLostException> lost() {
-            return grant.validity.lostStage();
-        }
-
-        @Override
-        public void close() {
-            if (closed.compareAndSet(false, true)) {
-                grant.leaseClosed();
-            }
-        }
-
-        @Override
-        public String toString() {
-            return "Lease{lock='" + lockName() + "', token=" + fencingToken() + ", valid=" + isValid() + '}';
-        }
-    }
-
-    /** The application's handle on one lock name. */
-    private final class Handle implements DistributedLock {
-        private final String name;
-
-        Handle(String name) {
-            this.name = name;
-        }
-
-        @Override
-        public String name() {
-            return name;
-        }
-
-        @Override
-        public Optional<Lease> tryLock(Duration wait) throws InterruptedException {
-            return acquire(name, deadlineAfter(name, wait), true, null);
-        }
-
-        @Override
-        public Optional<Lease> tryLock(LockRequest request) throws InterruptedException {
-            Objects.requireNonNull(request, "request");
-            if (request.slot().isPresent()) {
-                throw new IllegalArgumentException("a slot applies to runLocked and callLocked only, not to tryLock of lock '"
-                        + name + "': " + request);
-            }
-            return acquire(name, deadlineAfter(name, request.waitTime()), true, request);
-        }
-
-        @Override
-        public <T> LockResult<T> callLocked(LockRequest request, LockCallable<T> task) throws InterruptedException {
-            Objects.requireNonNull(request, "request");
-            Objects.requireNonNull(task, "task");
-            Optional<Lease> maybe = acquire(name, deadlineAfter(name, request.waitTime()), true, request);
-            if (maybe.isEmpty()) {
-                return LockResult.notAcquired();
-            }
-            SharedLease lease = (SharedLease) maybe.get();
-            try {
-                return runUnder(lease, request, task);
-            } finally {
-                lease.close();
-            }
-        }
-
-        private <T> LockResult<T> runUnder(SharedLease lease, LockRequest request, LockCallable<T> task) {
-            Grant grant = lease.grant;
-            Instant slot = request.slot().orElse(null);
-            if (slot != null) {
-                Optional<Instant> recorded = readSlot(grant);
-                if (!lease.isValid()) {
-                    return LockResult.lost(grant.token, lossOf(grant), false, null, null);
-                }
-                if (recorded.isPresent() && !slot.isAfter(recorded.get())) {
-                    if (lease.fresh) {
-                        grant.skipAtLeast = true; // nothing ran: no reason to keep others out
-                    }
-                    Instant last = recorded.get();
-                    emit(name, l -> l.slotSkipped(name, slot, last));
-                    log.debug("lock '{}' ({}): slot {} skipped, the backend records {} as completed", name,
-                            backend.describe(name), slot, last);
-                    return LockResult.slotDone(grant.token, last);
-                }
-            }
-            if (!lease.isValid()) {
-                return LockResult.lost(grant.token, lossOf(grant), false, null, null);
-            }
-            TaskRun run = new TaskRun(Thread.currentThread(), request.interruptOnLoss());
-            lease.lost().whenComplete((l, e) -> run.lost());
-            T value = null;
-            Exception failure = null;
-            try {
-                value = task.call(lease);
-            } catch (Exception e) {
-                failure = e;
-            } finally {
-                run.finish();
-            }
-            if (!lease.isValid()) {
-                return LockResult.lost(grant.token, lossOf(grant), true, value, failure);
-            }
-            if (slot != null && (failure == null || request.markSlotOnFailure())) {
-                try {
-                    grant.backendLease.recordCompletedSlot(slot);
-                } catch (LockLostException e) {
-                    grant.validity.lost("the backend refused to record slot " + slot + ": " + e.getMessage(), e);
-                    return LockResult.lost(grant.token, e, true, value, failure);
-                }
-            }
-            return failure == null ? LockResult.ran(grant.token, value) : LockResult.failed(grant.token, failure);
-        }
-
-        private Optional<Instant> readSlot(Grant grant) {
-            if (!grant.backendLease.recordsSlots()) {
-                throw new LockException(name, "lock '" + name + "' (" + backend.describe(name) + "): the " + backendName
-                        + " backend does not record schedule slots; run without a slot, or use a backend that records them");
-            }
-            try {
-                return grant.backendLease.lastCompletedSlot();
-            } catch (LockException e) {
-                throw e;
-            } catch (RuntimeException e) {
-                throw new LockException(name, "reading the last completed slot of lock '" + name + "' ("
-                        + backend.describe(name) + ") failed: " + e, e);
-            }
-        }
-
-        private LockLostException lossOf(Grant grant) {
-            LockLostException loss = grant.validity.loss();
-            return loss != null ? loss : new LockLostException(name, "lock '" + name + "' (" + backend.describe(name)
-                    + ") is not valid");
-        }
-
-        @Override
-        public boolean isHeldByCurrentThread() {
-            Grant grant = grantOf(true);
-            return grant != null && grant.validity.isValid();
-        }
-
-        @Override
-        public int holdCount() {
-            LocalLock local = locals.get(name);
-            if (local == null) {
-                return 0;
-            }
-            synchronized (local) {
-                return local.grant != null && local.owner == Thread.currentThread() ? local.grant.holds : 0;
-            }
-        }
-
-        @Override
-        public boolean isHeldByThisClient() {
-            Grant grant = grantOf(false);
-            return grant != null && grant.validity.isValid();
-        }
-
-        private Grant grantOf(boolean ownedByCurrentThread) {
-            LocalLock local = locals.get(name);
-            if (local == null) {
-                return null;
-            }
-            synchronized (local) {
-                return !ownedByCurrentThread || local.owner == Thread.currentThread() ? local.grant : null;
-            }
-        }
-
-        @Override
-        public CompletableFuture<Optional<Lease>> tryLockAsync(Duration wait) {
-            Deadline deadline = deadlineAfter(name, wait);
-            ensureOpen();
-            CompletableFuture<Optional<Lease>> result = new CompletableFuture<>();
-            Future<?> task;
-            try {
-                task = workers.submit(() -> {
-                    try {
-                        Optional<Lease> lease = acquire(name, deadline, false, null);
-                        if (!result.complete(lease)) {
-                            lease.ifPresent(Lease::close); // cancelled meanwhile: nobody will close it
-                        }
-                    } catch (InterruptedException e) {
-                        result.cancel(false);
-                    } catch (Throwable e) {
-                        result.completeExceptionally(e);
-                    }
-                });
-            } catch (RejectedExecutionException e) {
-                throw new IllegalStateException("lock client for " + backendName + " is closed", e);
-            }
-            result.whenComplete((r, e) -> {
-                if (result.isCancelled()) {
-                    task.cancel(true);
-                }
-            });
-            return result;
-        }
-
-        @Override
-        public String toString() {
-            return "DistributedLock{'" + name + "' on " + backendName + '}';
-        }
-    }
-
-    /**
-     * The thread of a task run under a lease, interrupted if the lease is lost while the task runs.
-     * The interrupt happens under this object's lock and only while the task runs, so that
-     * {@link #finish} can clear exactly the interrupt it caused.
-     */
-    private static final class TaskRun {
-        private final Thread thread;
-        private final boolean interruptOnLoss;
-        private boolean running = true;
-        private boolean interrupted;
-
-        TaskRun(Thread thread, boolean interruptOnLoss) {
-            this.thread = thread;
-            this.interruptOnLoss = interruptOnLoss;
-        }
-
-        synchronized void lost() {
-            if (running && interruptOnLoss) {
-                interrupted = true;
-                thread.interrupt();
-            }
-        }
-
-        /** Called by the task's thread once the task returned. */
-        synchronized void finish() {
-            running = false;
-            if (interrupted) {
-                Thread.interrupted();
-            }
-        }
-    }
 }

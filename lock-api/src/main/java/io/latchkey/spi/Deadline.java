@@ -58,6 +58,17 @@ public final class Deadline {
         return Duration.ofNanos(remainingNanos());
     }
 
+    /**
+     * How far past this deadline the clock is now; zero if it has not passed. For timeout messages: a
+     * call that gives up with an overrun far beyond its own scheduling (more than the round trip it
+     * allowed, say) was not slowed by the server but paused with its whole process (a long GC,
+     * SIGSTOP, a suspended VM), and the message should say "this process was paused for N ms" rather
+     * than blame the backend.
+     */
+    public Duration overrun() {
+        return Duration.ofNanos(Math.max(0, System.nanoTime() - nanoTime));
+    }
+
     /** Whether the deadline has passed. */
     public boolean hasPassed() {
         return System.nanoTime() - nanoTime >= 0;

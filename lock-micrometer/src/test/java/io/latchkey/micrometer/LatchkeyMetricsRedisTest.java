@@ -1,19 +1,24 @@
 package io.latchkey.micrometer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
+import io.latchkey.LockException;
 import io.latchkey.LockOptions;
 import io.latchkey.LockRequest;
 import io.latchkey.testkit.ServerImages;
+import io.latchkey.testkit.fault.TcpProxy;
 import io.latchkey.testkit.redis.RedisServer;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -108,5 +113,28 @@ class LatchkeyMetricsRedisTest {
                     .isEqualTo(1.0);
         }
         await().atMost(EVENTS).until(() -> timerCount("latchkey.hold", "lock", "metrics:named") == 1);
+    }
+
+    @Test
+    void acquireTimerCountsErrorsOfABackendThatIsDown() throws Exception {
+        // a client whose connection goes through a proxy that is then cut: the server stops answering it
+        try (TcpProxy proxy = TcpProxy.start(server.endpoints().get(0));
+                LockClient cut = LockClient.connect(URI.create(server.uri(List.of(proxy.endpoint()))), OPTIONS)) {
+            LatchkeyMetrics.monitor(cut, registry);
+            cut.lock("metrics:down").lock(Duration.ofSeconds(5)).close(); // the connection works before the cut
+            await().atMost(EVENTS).until(() -> timerCount("latchkey.acquire", "outcome", "acquired") == 1);
+            proxy.cut();
+
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> cut.lock("metrics:down").tryLock(Duration.ofMillis(200))).isInstanceOf(LockException.class);
+            Duration failedAfter = Duration.ofNanos(System.nanoTime() - start);
+
+            await().atMost(EVENTS).until(() -> timerCount("latchkey.acquire", "outcome", "error") == 1);
+            var error = registry.get("latchkey.acquire").tags("backend", "redis", "outcome", "error").timer();
+            // the timer records the time from the call to the failure
+            assertThat(error.totalTime(TimeUnit.NANOSECONDS)).isPositive().isLessThanOrEqualTo(failedAfter.toNanos());
+            assertThat(timerCount("latchkey.acquire", "outcome", "not_acquired")).isZero();
+            proxy.restore();
+        }
     }
 }

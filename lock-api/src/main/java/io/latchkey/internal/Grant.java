@@ -1,0 +1,174 @@
+package io.latchkey.internal;
+
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.spi.BackendLease;
+import java.time.Duration;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** One grant of the backend lock, shared by its nested leases. */
+final class Grant {
+    private static final Logger log = LoggerFactory.getLogger(SharedLockClient.class);
+
+    private final SharedLockClient client;
+    final LocalLock local;
+    final BackendLease backendLease;
+    final Validity validity;
+    final long token;
+    final long grantedAt = System.nanoTime();
+    final AtomicBoolean backendReleased = new AtomicBoolean();
+    final AtomicBoolean finished = new AtomicBoolean();
+    long atLeastUntil; // set before the grant is shared
+    boolean hasAtLeast; // set before the grant is shared
+    volatile boolean skipAtLeast;
+    volatile boolean lingering;
+    volatile ScheduledFuture<?> lingerEnd;
+    int holds; // guarded by local
+    boolean ended; // guarded by local
+
+    Grant(SharedLockClient client, LocalLock local, BackendLease backendLease, Validity validity) {
+        this.client = client;
+        this.local = local;
+        this.backendLease = backendLease;
+        this.validity = validity;
+        this.token = backendLease.fencingToken();
+    }
+
+    /** Called holding the local lock, by the owning thread. */
+    SharedLease nest() {
+        validity.ensureValidForNesting();
+        holds++;
+        return new SharedLease(this, false);
+    }
+
+    void leaseClosed() {
+        boolean last;
+        synchronized (local) {
+            last = !ended && --holds == 0;
+        }
+        if (last) {
+            end();
+        }
+    }
+
+    void end() {
+        end(false);
+    }
+
+    /**
+     * Ends the grant: no more loss signals, the backend lock released (or, within its atLeast
+     * bound, handed to the backend's expiry or kept until the bound passes), the local permit
+     * returned.
+     */
+    void end(boolean clientClosing) {
+        synchronized (local) {
+            if (ended) {
+                return;
+            }
+            ended = true;
+            local.grant = null;
+            local.owner = null;
+        }
+        validity.close();
+        long endedAt = System.nanoTime();
+        Duration held = Duration.ofNanos(endedAt - grantedAt);
+        client.emit(local.name, l -> l.released(local.name, held));
+        long linger = atLeastUntil - endedAt;
+        if (hasAtLeast && !skipAtLeast && linger > 0 && handOverOrLinger(linger, clientClosing)) {
+            return;
+        }
+        try {
+            if (backendReleased.compareAndSet(false, true)) {
+                backendLease.release();
+            }
+        } catch (LockBackendUnavailableException e) {
+            client.emit(local.name, l -> l.backendUnavailable(local.name, e));
+            throw e;
+        } finally {
+            finish();
+        }
+    }
+
+    /**
+     * Within the atLeast bound: lets the backend's expiry keep the lock, or keeps it here.
+     *
+     * @return true if the grant lingers and is finished later; false if the caller finishes it now
+     */
+    private boolean handOverOrLinger(long lingerNanos, boolean clientClosing) {
+        if (!backendReleased.compareAndSet(false, true)) {
+            return false; // lost and released already: nothing to keep
+        }
+        boolean handed;
+        try {
+            handed = backendLease.releaseAfter(Duration.ofNanos(lingerNanos));
+        } catch (RuntimeException e) {
+            finish();
+            if (e instanceof LockBackendUnavailableException) {
+                client.emit(local.name, l -> l.backendUnavailable(local.name, (LockBackendUnavailableException) e));
+            }
+            throw e;
+        }
+        if (handed) {
+            return false;
+        }
+        backendReleased.set(false);
+        if (clientClosing) {
+            return false; // the client keeps nothing after close: atLeast ends here, as documented
+        }
+        lingering = true;
+        try {
+            lingerEnd = client.timer().schedule(() -> client.releaseInBackground(this::finishLinger), lingerNanos, TimeUnit.NANOSECONDS);
+            return true;
+        } catch (RejectedExecutionException e) {
+            lingering = false;
+            return false;
+        }
+    }
+
+    /** Ends a lingering grant: releases the backend lock and returns the local permit. */
+    void finishLinger() {
+        ScheduledFuture<?> pending = lingerEnd;
+        if (pending != null) {
+            pending.cancel(false);
+        }
+        try {
+            releaseBackendQuietly();
+        } finally {
+            finish();
+        }
+    }
+
+    /** Returns the local permit; once. */
+    private void finish() {
+        if (finished.compareAndSet(false, true)) {
+            client.grantFinished(this);
+        }
+    }
+
+    boolean ended() {
+        synchronized (local) {
+            return ended;
+        }
+    }
+
+    void releaseBackendQuietly() {
+        if (!backendReleased.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            backendLease.release();
+        } catch (RuntimeException e) {
+            if (e instanceof LockBackendUnavailableException) {
+                client.emit(local.name, l -> l.backendUnavailable(local.name, (LockBackendUnavailableException) e));
+            }
+            // Expected when the loss came from losing the backend: one line, the trace only for debugging.
+            log.warn("release of lost lock '{}' ({}) failed; it expires on its own: {}", local.name,
+                    client.backend().describe(local.name), e.getMessage());
+            log.debug("release of lost lock '{}' failed", local.name, e);
+        }
+    }
+}
