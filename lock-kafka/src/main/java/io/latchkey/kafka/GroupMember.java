@@ -4,6 +4,7 @@ import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.LockLostException;
 import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
 import java.time.Duration;
@@ -197,6 +198,11 @@ final class GroupMember implements BackendLease {
         // (until its session expires), or the coordinator is gone.
         if (backend.coordinatorAnswers(lockName, topic, timeoutNanos / 2)) {
             return false;
+        }
+        String paused = KafkaLockBackend.pausedFor(Deadline.atNanoTime(deadlineNanos), Duration.ofNanos(timeoutNanos));
+        if (paused != null) {
+            throw new LockBackendUnavailableException(lockName, "acquiring lock '" + lockName + "' (kafka topic '" + topic
+                    + "') gave up: " + paused, null);
         }
         throw new LockBackendUnavailableException(lockName, "the group coordinator of kafka topic '" + topic
                 + "' (lock '" + lockName + "') did not answer within " + Durations.format(backend.options().timeout())

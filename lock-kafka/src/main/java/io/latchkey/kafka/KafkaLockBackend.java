@@ -137,6 +137,7 @@ final class KafkaLockBackend implements LockBackend {
         producerConfig.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
         Admin a = null;
         Producer<byte[], byte[]> p = null;
+        Deadline connectStart = Deadline.after(Duration.ZERO);
         try {
             Deadline connectBy = Deadline.after(options.timeout());
             a = Admin.create(adminConfig);
@@ -145,14 +146,14 @@ final class KafkaLockBackend implements LockBackend {
             p = new KafkaProducer<>(producerConfig);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            closeQuietly(a, p);
+            closeQuietly(a, p, Duration.ZERO); // the connect failed: nothing is pending that must finish
             throw new LockBackendUnavailableException(null, "interrupted while connecting to kafka at " + bootstrap, e);
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
-            closeQuietly(a, p);
+            closeQuietly(a, p, Duration.ZERO); // the connect failed: nothing is pending that must finish
             if (e instanceof IllegalArgumentException iae) {
                 throw iae;
             }
-            throw connectFailure(cause(e));
+            throw connectFailure(cause(e), connectStart);
         }
         this.admin = a;
         this.producer = p;
@@ -210,8 +211,12 @@ final class KafkaLockBackend implements LockBackend {
         }
     }
 
-    private LockException connectFailure(Throwable e) {
+    private LockException connectFailure(Throwable e, Deadline start) {
         String at = "kafka at " + bootstrap;
+        String paused = pausedFor(start, options.timeout());
+        if (paused != null) {
+            return new LockBackendUnavailableException(null, "connecting to " + at + " gave up: " + paused + "; " + e, e);
+        }
         LockException security = securityFailure(null, at, e);
         if (security != null) {
             return security;
@@ -245,6 +250,20 @@ final class KafkaLockBackend implements LockBackend {
             }
         }
         return null;
+    }
+
+    /**
+     * "this process was paused for N ms" if a call that began at {@code start} with the bound
+     * {@code bound} overran it by more than the bound again: no slow server explains that, a pause of
+     * the whole process (a long GC, SIGSTOP, a suspended VM) does; {@code null} otherwise.
+     */
+    static String pausedFor(Deadline start, Duration bound) {
+        Duration over = start.plus(bound).overrun();
+        if (over.compareTo(bound) <= 0) {
+            return null;
+        }
+        return "this process was paused for about " + Durations.format(Duration.ofMillis(over.toMillis()))
+                + " (the call overran its bound of " + Durations.format(bound) + " by that much), not slowed by the broker";
     }
 
     /**
@@ -602,11 +621,10 @@ final class KafkaLockBackend implements LockBackend {
                 }
             }
         }
-        closeQuietly(admin, producer);
+        closeQuietly(admin, producer, options.timeout());
     }
 
-    private void closeQuietly(Admin a, Producer<byte[], byte[]> p) {
-        Duration t = options.timeout();
+    private void closeQuietly(Admin a, Producer<byte[], byte[]> p, Duration t) {
         if (p != null) {
             try {
                 p.close(t);
