@@ -2,12 +2,17 @@ package io.latchkey.kafka;
 
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
+import io.latchkey.LockLostException;
 import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.Deadline;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -17,6 +22,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.InvalidSessionTimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
@@ -76,6 +82,10 @@ final class GroupMember implements BackendLease {
     private volatile long token;
     private volatile int generation = -1;
     private long previousPollStart; // poll thread only
+    private volatile long lastAnswerNanos = System.nanoTime();
+    private final long heartbeatNanos;
+    /** Set by the polling thread when leaving the group could not be confirmed; thrown by {@link #release()}. */
+    private volatile LockBackendUnavailableException leaveFailure;
 
     GroupMember(KafkaLockBackend backend, String lockName, String topic, int n, LeaseEvidence evidence) {
         this.backend = backend;
@@ -91,6 +101,7 @@ final class GroupMember implements BackendLease {
         // which may be shorter than the session.
         this.ttlNanos = Math.min(session, maxPoll);
         this.timeoutNanos = backend.options().timeout().toNanos();
+        this.heartbeatNanos = TimeUnit.MILLISECONDS.toNanos(((Number) config.get("heartbeat.interval.ms")).longValue());
         this.thread = new Thread(this::run, "latchkey-kafka-" + topic + "-" + n);
         this.thread.setDaemon(true);
     }
@@ -125,6 +136,37 @@ final class GroupMember implements BackendLease {
         return token;
     }
 
+    @Override
+    public boolean recordsSlots() {
+        return true;
+    }
+
+    @Override
+    public Optional<Instant> lastCompletedSlot() {
+        try {
+            return SlotRecords.last(backend, lockName, partition);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockException(lockName, "interrupted while reading the last completed slot of lock '" + lockName
+                    + "' (kafka topic '" + topic + "')", e);
+        }
+    }
+
+    @Override
+    public void recordCompletedSlot(Instant slot) {
+        if (!holding) {
+            throw new LockLostException(lockName, "lock '" + lockName + "' (kafka topic '" + topic + "') is no longer"
+                    + " assigned to this member: slot " + slot + " was not recorded and may run again elsewhere");
+        }
+        try {
+            SlotRecords.record(backend, lockName, partition, token, slot);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockException(lockName, "interrupted while recording slot " + slot + " of lock '" + lockName
+                    + "' (kafka topic '" + topic + "')", e);
+        }
+    }
+
     /**
      * Waits until this member is assigned the partition. After the deadline it still waits for the
      * first rebalance it takes part in, so that even a zero wait asks the group once.
@@ -154,11 +196,16 @@ final class GroupMember implements BackendLease {
         }
         // No rebalance finished in time: either a silent holder keeps the group's rebalance waiting
         // (until its session expires), or the coordinator is gone.
-        if (backend.coordinatorAnswers(topic, timeoutNanos / 2)) {
+        if (backend.coordinatorAnswers(lockName, topic, timeoutNanos / 2)) {
             return false;
         }
+        String paused = KafkaLockBackend.pausedFor(Deadline.atNanoTime(deadlineNanos), Duration.ofNanos(timeoutNanos));
+        if (paused != null) {
+            throw new LockBackendUnavailableException(lockName, "acquiring lock '" + lockName + "' (kafka topic '" + topic
+                    + "') gave up: " + paused, null);
+        }
         throw new LockBackendUnavailableException(lockName, "the group coordinator of kafka topic '" + topic
-                + "' (lock '" + lockName + "') did not answer within " + backend.options().timeout()
+                + "' (lock '" + lockName + "') did not answer within " + Durations.format(backend.options().timeout())
                 + "; check that the brokers run and that the __consumer_offsets topic has leaders", null);
     }
 
@@ -167,12 +214,24 @@ final class GroupMember implements BackendLease {
             return closed;
         }
         if (e instanceof InvalidSessionTimeoutException) {
-            return new LockException(lockName, "the broker refused lease " + backend.options().lease() + " as the session"
-                    + " timeout of consumer group '" + topic + "' (lock '" + lockName + "'): " + e.getMessage()
-                    + "; choose a lease within the broker's group.min.session.timeout.ms and group.max.session.timeout.ms", e);
+            return new LockException(lockName, "the broker refused lease " + Durations.format(backend.options().lease())
+                    + " as the session timeout of consumer group '" + topic + "' (lock '" + lockName + "'): " + e.getMessage()
+                    + "; choose a lease within the broker's " + KafkaLockBackend.MIN_SESSION + " and "
+                    + KafkaLockBackend.MAX_SESSION, e);
+        }
+        LockException refused = backend.authorizationFailure(lockName, e instanceof GroupAuthorizationException
+                ? "READ group '" + topic + "' (join the lock's consumer group)"
+                : "DESCRIBE and READ topic '" + topic + "' (subscribe to the lock's topic)", e);
+        if (refused != null) {
+            return refused;
+        }
+        LockException security = backend.securityFailure(lockName, "joining consumer group '" + topic + "' of lock '"
+                + lockName + "'", e);
+        if (security != null) {
+            return security;
         }
         return new LockBackendUnavailableException(lockName, "joining consumer group '" + topic + "' of lock '" + lockName
-                + "' failed: " + e + "; check the brokers and the client's security settings", e);
+                + "' failed: " + e + "; check that the brokers run and are reachable", e);
     }
 
     private void run() {
@@ -198,6 +257,7 @@ final class GroupMember implements BackendLease {
                     confirmedSentAt = count - lastCount >= 2 ? lastObservation : beforeLastChange;
                     beforeLastChange = lastObservation;
                     lastCount = count;
+                    lastAnswerNanos = now;
                 }
                 lastObservation = now;
                 c.poll(Duration.ofMillis(POLL_MILLIS));
@@ -215,14 +275,46 @@ final class GroupMember implements BackendLease {
             fail(e);
         } finally {
             if (c != null) {
+                long closing = System.nanoTime();
                 try {
-                    c.close(CloseOptions.timeout(Duration.ofNanos(timeoutNanos)));
+                    // half the timeout for the LeaveGroup, half for confirming it if in doubt: release within the timeout
+                    c.close(CloseOptions.timeout(Duration.ofNanos(timeoutNanos / 2)));
                 } catch (RuntimeException e) {
                     log.warn("lock '{}': closing the consumer of group '{}' failed", lockName, topic, e);
                 }
+                confirmLeft(closing);
             }
             finished.countDown();
             backend.removed(this);
+        }
+    }
+
+    /**
+     * The consumer does not say whether its LeaveGroup was answered. A close that ran into its bound,
+     * or a member that heard no heartbeat answer for a while, may not have left: then asks the
+     * coordinator, within half the timeout, whether this member is gone, and records a failure for
+     * {@link #release()} if it cannot tell. A release that reached the broker costs nothing more.
+     */
+    private void confirmLeft(long closingNanos) {
+        if (!granted() || !stopping) {
+            return;
+        }
+        long now = System.nanoTime();
+        boolean closeTimedOut = now - closingNanos >= timeoutNanos / 2 - timeoutNanos / 20;
+        boolean silent = now - lastAnswerNanos > 2 * heartbeatNanos + timeoutNanos;
+        if (!closeTimedOut && !silent) {
+            return;
+        }
+        try {
+            leaveFailure = backend.memberLeft(lockName, topic, clientId, timeoutNanos / 2);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private boolean granted() {
+        synchronized (state) {
+            return granted;
         }
     }
 
@@ -282,8 +374,12 @@ final class GroupMember implements BackendLease {
         try {
             if (!finished.await(2 * timeoutNanos + TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS), TimeUnit.NANOSECONDS)) {
                 throw new LockBackendUnavailableException(lockName, "leaving consumer group '" + topic + "' of lock '"
-                        + lockName + "' did not finish within " + backend.options().timeout().multipliedBy(2)
-                        + "; the broker expels the member when its session of " + backend.options().lease() + " expires", null);
+                        + lockName + "' did not finish within " + Durations.format(backend.options().timeout().multipliedBy(2))
+                        + "; the broker expels the member when its session of " + Durations.format(backend.options().lease())
+                        + " expires", null);
+            }
+            if (leaveFailure != null) {
+                throw leaveFailure;
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -5,10 +5,14 @@ import io.latchkey.LockException;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,16 +23,31 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.errors.AuthenticationException;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.SaslAuthenticationException;
+import org.apache.kafka.common.errors.SslAuthenticationException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -47,16 +66,36 @@ import org.slf4j.LoggerFactory;
 final class KafkaLockBackend implements LockBackend {
 
     private static final Logger log = LoggerFactory.getLogger(KafkaLockBackend.class);
+    static final String MIN_SESSION = "group.min.session.timeout.ms";
+    static final String MAX_SESSION = "group.max.session.timeout.ms";
 
     private final Map<String, Object> clientConfig;
     private final LockOptions options;
     private final String prefix;
     private final int replicationFactor;
-    private final Duration heartbeat;
+    /** The members' heartbeat interval, ms. */
+    private final int heartbeatMs;
+    /** The groups' session.timeout.ms: the lease minus one heartbeat interval; see {@link #consumerConfig}. */
+    private final int sessionMs;
     private final String bootstrap;
     private final Admin admin;
     private final Producer<byte[], byte[]> producer;
     private final Set<GroupMember> members = ConcurrentHashMap.newKeySet();
+    /**
+     * Lock topics known to exist with one partition. A lock name seen once needs no admin request
+     * again, so an acquire right after a broker restart goes straight to the group (whose consumer
+     * waits for the coordinator) instead of failing first on a topic lookup. An entry is dropped when
+     * writing the fencing marker finds the topic gone.
+     */
+    private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
+    private final Object readerLock = new Object();
+    private KafkaConsumer<byte[], byte[]> reader; // guarded by readerLock, made on the first slot read
+    /** The record header that tells a grant marker from a slot record; markers without it are grants. */
+    static final String KIND = "latchkey";
+    static final byte[] GRANT = "grant".getBytes(StandardCharsets.UTF_8);
+    static final byte[] SLOT = "slot".getBytes(StandardCharsets.UTF_8);
+    /** The header of a slot record holding its writer's fencing token. */
+    static final String TOKEN = "token";
     private static final AtomicInteger MEMBERS = new AtomicInteger();
 
     /**
@@ -72,7 +111,16 @@ final class KafkaLockBackend implements LockBackend {
         this.options = options;
         this.prefix = prefix;
         this.replicationFactor = replicationFactor;
-        this.heartbeat = heartbeat;
+        int lease = millis(options.lease());
+        Object given = clientConfig.get("heartbeat.interval.ms");
+        this.heartbeatMs = heartbeat != null ? millis(heartbeat)
+                : given != null ? Integer.parseInt(String.valueOf(given).trim()) : Math.max(10, Math.min(1000, lease / 6));
+        if (heartbeatMs <= 0 || heartbeatMs > lease / 3) {
+            throw new IllegalArgumentException("heartbeat.interval.ms=" + heartbeatMs + " in the kafka properties must be"
+                    + " positive and at most a third of the lease (" + Durations.format(options.lease())
+                    + "); leave it unset or use the heartbeat option");
+        }
+        this.sessionMs = lease - heartbeatMs;
         this.bootstrap = String.valueOf(clientConfig.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG));
         int timeoutMs = millis(options.timeout());
         Map<String, Object> adminConfig = new HashMap<>(clientConfig);
@@ -89,25 +137,153 @@ final class KafkaLockBackend implements LockBackend {
         producerConfig.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
         Admin a = null;
         Producer<byte[], byte[]> p = null;
+        Deadline connectStart = Deadline.after(Duration.ZERO);
         try {
+            Deadline connectBy = Deadline.after(options.timeout());
             a = Admin.create(adminConfig);
-            a.describeCluster().nodes().get(timeoutMs, TimeUnit.MILLISECONDS);
+            Collection<Node> nodes = a.describeCluster().nodes().get(connectBy.remainingNanos(), TimeUnit.NANOSECONDS);
+            checkSessionBounds(a, nodes, connectBy);
             p = new KafkaProducer<>(producerConfig);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            closeQuietly(a, p);
+            closeQuietly(a, p, Duration.ZERO); // the connect failed: nothing is pending that must finish
             throw new LockBackendUnavailableException(null, "interrupted while connecting to kafka at " + bootstrap, e);
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
-            closeQuietly(a, p);
+            closeQuietly(a, p, Duration.ZERO); // the connect failed: nothing is pending that must finish
             if (e instanceof IllegalArgumentException iae) {
                 throw iae;
             }
-            throw new LockBackendUnavailableException(null, "kafka at " + bootstrap + " did not answer within "
-                    + options.timeout() + ": " + cause(e) + "; check that the brokers run and are reachable,"
-                    + " and the client's security settings", cause(e));
+            throw connectFailure(cause(e), connectStart);
         }
         this.admin = a;
         this.producer = p;
+    }
+
+    /**
+     * The lease is the groups' {@code session.timeout.ms}, which the broker refuses outside its
+     * {@code group.min.session.timeout.ms} and {@code group.max.session.timeout.ms}, at the first join
+     * and without naming the value: asks the brokers for both settings, so that a lease they would
+     * refuse fails at connect, naming the setting and its value. A principal not allowed to describe
+     * the broker's configuration skips the check; the first join then reports the broker's refusal.
+     */
+    private void checkSessionBounds(Admin a, Collection<Node> nodes, Deadline by)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        List<ConfigResource> brokers = nodes.stream()
+                .map(n -> new ConfigResource(ConfigResource.Type.BROKER, n.idString())).collect(Collectors.toList());
+        Map<ConfigResource, KafkaFuture<Config>> answers = a.describeConfigs(brokers).values();
+        for (Map.Entry<ConfigResource, KafkaFuture<Config>> e : answers.entrySet()) {
+            Config config;
+            try {
+                config = e.getValue().get(by.remainingNanos(), TimeUnit.NANOSECONDS);
+            } catch (ExecutionException x) {
+                if (x.getCause() instanceof AuthorizationException) {
+                    log.debug("not allowed to describe the configuration of kafka broker {}; the lease is checked at the"
+                            + " first join", e.getKey().name());
+                    return;
+                }
+                throw x;
+            }
+            long min = setting(config, MIN_SESSION, 6000);
+            long max = setting(config, MAX_SESSION, 1_800_000);
+            if (sessionMs < min || sessionMs > max) {
+                boolean low = sessionMs < min;
+                throw new IllegalArgumentException("lease " + Durations.format(options.lease()) + " is too "
+                        + (low ? "short" : "long") + " for kafka broker " + e.getKey().name() + " at " + bootstrap + ": it"
+                        + " gives the lock's consumer groups a session of " + Durations.format(Duration.ofMillis(sessionMs))
+                        + " (the lease minus one heartbeat interval, " + Durations.format(Duration.ofMillis(heartbeatMs))
+                        + "), but the broker sets " + (low ? MIN_SESSION + "=" + min : MAX_SESSION + "=" + max)
+                        + "; choose a lease from " + Durations.format(Duration.ofMillis(min + heartbeatMs)) + " to "
+                        + Durations.format(Duration.ofMillis(max + heartbeatMs)) + ", or change the broker's "
+                        + (low ? MIN_SESSION : MAX_SESSION));
+            }
+        }
+    }
+
+    private static long setting(Config config, String name, long fallback) {
+        ConfigEntry entry = config.get(name);
+        if (entry == null || entry.value() == null) {
+            return fallback;
+        }
+        try {
+            return Long.parseLong(entry.value().trim());
+        } catch (NumberFormatException e) {
+            return fallback;
+        }
+    }
+
+    private LockException connectFailure(Throwable e, Deadline start) {
+        String at = "kafka at " + bootstrap;
+        String paused = pausedFor(start, options.timeout());
+        if (paused != null) {
+            return new LockBackendUnavailableException(null, "connecting to " + at + " gave up: " + paused + "; " + e, e);
+        }
+        LockException security = securityFailure(null, at, e);
+        if (security != null) {
+            return security;
+        }
+        if (e instanceof ConfigException && String.valueOf(e.getMessage()).contains("resolvable")) {
+            return new LockBackendUnavailableException(null, "no host of " + at + " could be resolved: " + e.getMessage()
+                    + "; check the host names", e);
+        }
+        return new LockBackendUnavailableException(null, at + " did not answer within "
+                + Durations.format(options.timeout()) + ": " + e + "; check that the brokers run and are reachable", e);
+    }
+
+    /**
+     * The failures that no retry mends: credentials refused, TLS refused, a permission missing. Each
+     * a {@link LockException} whose message says which; {@code null} for any other failure.
+     */
+    LockException securityFailure(String lockName, String subject, Throwable e) {
+        String user = options.username() != null ? "user '" + options.username() + "'" : "the client's principal";
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SaslAuthenticationException) {
+                return new LockException(lockName, subject + ": authentication failed for " + user + " ("
+                        + t.getMessage() + "); check the user name, the password and the SASL mechanism", t);
+            }
+            if (t instanceof SslAuthenticationException) {
+                return new LockException(lockName, subject + ": the TLS handshake failed (" + t.getMessage() + ");"
+                        + " check that the truststore holds the CA that signed the brokers' certificates", t);
+            }
+            if (t instanceof AuthenticationException) {
+                return new LockException(lockName, subject + ": authentication failed for " + user + " ("
+                        + t.getMessage() + "); check the client's security settings", t);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * "this process was paused for N ms" if a call that began at {@code start} with the bound
+     * {@code bound} overran it by more than the bound again: no slow server explains that, a pause of
+     * the whole process (a long GC, SIGSTOP, a suspended VM) does; {@code null} otherwise.
+     */
+    static String pausedFor(Deadline start, Duration bound) {
+        Duration over = start.plus(bound).overrun();
+        if (over.compareTo(bound) <= 0) {
+            return null;
+        }
+        return "this process was paused for about " + Durations.format(Duration.ofMillis(over.toMillis()))
+                + " (the call overran its bound of " + Durations.format(bound) + " by that much), not slowed by the broker";
+    }
+
+    /**
+     * A permission missing on the lock's topic, group or the cluster, as a {@link LockException}
+     * naming the operation refused and the ACLs a lock needs; {@code null} for any other failure.
+     *
+     * @param operation the operation the call needed, such as {@code DESCRIBE on topic 'latchkey.x'}
+     */
+    LockException authorizationFailure(String lockName, String operation, Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof AuthorizationException) {
+                String who = options.username() != null ? "user '" + options.username() + "'" : "the client's principal";
+                return new LockException(lockName, "kafka at " + bootstrap + " refused lock '" + lockName + "': " + who
+                        + " may not " + operation + " (" + t.getClass().getSimpleName() + ": " + t.getMessage() + ");"
+                        + " a lock needs ACLs for CREATE, DESCRIBE, READ and WRITE on topics with prefix '" + prefix
+                        + "' (CREATE only if the topic does not exist yet) and READ and DESCRIBE on groups with prefix '"
+                        + prefix + "'", t);
+            }
+        }
+        return null;
     }
 
     @Override
@@ -129,6 +305,8 @@ final class KafkaLockBackend implements LockBackend {
         try {
             member.start();
             if (!member.awaitGrant(deadline.nanoTime())) {
+                // A topic deleted since it was cached would look held for ever: look it up next time.
+                knownTopics.remove(topic);
                 return null;
             }
             member.setToken(produceMarker(lockName, topic, member.clientId()));
@@ -146,20 +324,62 @@ final class KafkaLockBackend implements LockBackend {
      * answers at all. If it does, the group is busy (a silent holder keeps the rebalance waiting) and
      * the lock counts as held; if not, the backend is unavailable.
      */
-    boolean coordinatorAnswers(String groupId, long timeoutNanos) throws InterruptedException {
+    boolean coordinatorAnswers(String lockName, String groupId, long timeoutNanos) throws InterruptedException {
         try {
             admin.describeConsumerGroups(List.of(groupId)).all().get(timeoutNanos, TimeUnit.NANOSECONDS);
             return true;
-        } catch (ExecutionException | TimeoutException e) {
+        } catch (ExecutionException e) {
+            LockException refused = authorizationFailure(lockName, "DESCRIBE group '" + groupId + "'", e);
+            if (refused != null) {
+                throw refused;
+            }
+            return false;
+        } catch (TimeoutException e) {
             return false;
         }
     }
 
+    /**
+     * Asks the coordinator whether the member {@code clientId} has left group {@code groupId}.
+     *
+     * @return {@code null} if it has, or if the coordinator still counts it (it then expels it when its
+     *     session ends); the failure to report if the coordinator did not answer
+     */
+    LockBackendUnavailableException memberLeft(String lockName, String groupId, String clientId, long timeoutNanos)
+            throws InterruptedException {
+        try {
+            boolean present = admin.describeConsumerGroups(List.of(groupId)).all().get(timeoutNanos, TimeUnit.NANOSECONDS)
+                    .get(groupId).members().stream().anyMatch(m -> clientId.equals(m.clientId()));
+            if (present) {
+                log.warn("lock '{}': member {} is still in consumer group '{}' after leaving; the broker expels it when"
+                        + " its session of {} ends", lockName, clientId, groupId, Durations.format(Duration.ofMillis(sessionMs)));
+            }
+            return null;
+        } catch (ExecutionException | TimeoutException e) {
+            return new LockBackendUnavailableException(lockName, "releasing lock '" + lockName + "': kafka at " + bootstrap
+                    + " did not confirm within " + Durations.format(options.timeout()) + " that the holder left consumer"
+                    + " group '" + groupId + "' (" + cause(e) + "); the broker frees the lock when the member's session of "
+                    + Durations.format(Duration.ofMillis(sessionMs)) + " ends", cause(e));
+        }
+    }
+
     private void ensureTopic(String lockName, String topic) throws InterruptedException {
+        if (knownTopics.contains(topic)) {
+            return;
+        }
         long timeout = options.timeout().toNanos();
         Deadline deadline = Deadline.after(options.timeout());
         try {
-            Optional<TopicDescription> existing = describeTopic(topic, timeout);
+            Optional<TopicDescription> existing;
+            try {
+                existing = describeTopic(topic, timeout);
+            } catch (ExecutionException e) {
+                LockException refused = authorizationFailure(lockName, "DESCRIBE topic '" + topic + "'", e);
+                if (refused != null) {
+                    throw refused;
+                }
+                throw e;
+            }
             if (existing.isEmpty()) {
                 int rf = replicationFactor > 0 ? replicationFactor
                         : Math.min(3, admin.describeCluster().nodes().get(deadline.remainingNanos(), TimeUnit.NANOSECONDS).size());
@@ -173,6 +393,10 @@ final class KafkaLockBackend implements LockBackend {
                                 + "' with replication factor " + rf + ": " + e.getCause().getMessage()
                                 + "; lower the replicationFactor option or create the topic with one partition yourself",
                                 e.getCause());
+                    }
+                    LockException refused = authorizationFailure(lockName, "CREATE topic '" + topic + "'", e);
+                    if (refused != null) {
+                        throw refused;
                     }
                     if (!(e.getCause() instanceof TopicExistsException)) {
                         throw e;
@@ -193,10 +417,16 @@ final class KafkaLockBackend implements LockBackend {
                         + " partitions, but a lock topic must have exactly one (each member of the group would hold"
                         + " a partition, and so the lock): delete the topic or choose another topicPrefix");
             }
+            knownTopics.add(topic);
         } catch (ExecutionException | TimeoutException e) {
+            LockException security = securityFailure(lockName, "checking kafka topic '" + topic + "' of lock '" + lockName
+                    + "'", e);
+            if (security != null) {
+                throw security;
+            }
             throw new LockBackendUnavailableException(lockName, "kafka at " + bootstrap + " did not answer within "
-                    + options.timeout() + " while checking topic '" + topic + "' of lock '" + lockName + "': " + cause(e)
-                    + "; check that the brokers run and are reachable", cause(e));
+                    + Durations.format(options.timeout()) + " while checking topic '" + topic + "' of lock '" + lockName
+                    + "': " + cause(e) + "; check that the brokers run and are reachable", cause(e));
         }
     }
 
@@ -221,14 +451,117 @@ final class KafkaLockBackend implements LockBackend {
      */
     private long produceMarker(String lockName, String topic, String holder) throws InterruptedException {
         try {
-            return producer.send(new ProducerRecord<>(topic, 0, lockName.getBytes(StandardCharsets.UTF_8),
-                    ("granted to " + holder).getBytes(StandardCharsets.UTF_8)))
+            ProducerRecord<byte[], byte[]> marker = new ProducerRecord<>(topic, 0, lockName.getBytes(StandardCharsets.UTF_8),
+                    ("granted to " + holder).getBytes(StandardCharsets.UTF_8));
+            marker.headers().add(KIND, GRANT);
+            return producer.send(marker)
                     .get(2 * options.timeout().toNanos(), TimeUnit.NANOSECONDS).offset();
         } catch (ExecutionException | TimeoutException e) {
+            if (cause(e) instanceof UnknownTopicOrPartitionException) {
+                knownTopics.remove(topic); // deleted meanwhile? the next acquire looks it up again
+            }
+            LockException refused = authorizationFailure(lockName, "WRITE to topic '" + topic + "' (the fencing marker)", e);
+            if (refused != null) {
+                throw refused;
+            }
             throw new LockBackendUnavailableException(lockName, "lock '" + lockName + "' was granted, but writing its"
                     + " fencing marker to kafka topic '" + topic + "' failed: " + cause(e) + "; the lock was released,"
                     + " check that the topic's partition has a leader", cause(e));
         }
+    }
+
+    /**
+     * Appends a slot record (the slot, and the writer's fencing token in a header) to the lock's
+     * partition and returns its offset.
+     */
+    long produceSlot(String lockName, String topic, long token, Instant slot) throws InterruptedException {
+        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, 0, lockName.getBytes(StandardCharsets.UTF_8),
+                slot.toString().getBytes(StandardCharsets.UTF_8));
+        record.headers().add(KIND, SLOT).add(TOKEN, Long.toString(token).getBytes(StandardCharsets.UTF_8));
+        try {
+            return producer.send(record).get(2 * options.timeout().toNanos(), TimeUnit.NANOSECONDS).offset();
+        } catch (ExecutionException | TimeoutException e) {
+            LockException refused = authorizationFailure(lockName, "WRITE to topic '" + topic + "' (the slot record)", e);
+            if (refused != null) {
+                throw refused;
+            }
+            throw new LockBackendUnavailableException(lockName, "recording slot " + slot + " of lock '" + lockName
+                    + "' in kafka topic '" + topic + "' failed: " + cause(e) + "; the slot counts as not done", cause(e));
+        }
+    }
+
+    /**
+     * The records of {@code partition} from offset {@code from} (or its first one, if retention
+     * removed the earlier ones) up to {@code to}, exclusive, read with a consumer of no group.
+     *
+     * @return the records in offset order, and in {@code [0]} of {@code first} the offset reading began at
+     */
+    List<ConsumerRecord<byte[], byte[]>> read(String lockName, TopicPartition partition, long from, long to, long[] first)
+            throws InterruptedException {
+        Deadline by = Deadline.after(options.timeout().multipliedBy(2));
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        try {
+            synchronized (readerLock) {
+                KafkaConsumer<byte[], byte[]> r = reader();
+                r.assign(List.of(partition));
+                long begin = r.beginningOffsets(List.of(partition), by.remaining()).get(partition);
+                long start = Math.max(from, begin);
+                first[0] = start;
+                r.seek(partition, start);
+                while (r.position(partition, by.remaining()) < to) {
+                    if (by.hasPassed()) {
+                        throw new org.apache.kafka.common.errors.TimeoutException("reading offsets " + start + " to " + to);
+                    }
+                    for (ConsumerRecord<byte[], byte[]> rec : r.poll(Duration.ofMillis(Math.max(1, Math.min(100, by.remainingMillis()))))) {
+                        if (rec.offset() < to) {
+                            out.add(rec);
+                        }
+                    }
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException();
+                    }
+                }
+                r.unsubscribe();
+            }
+        } catch (KafkaException e) {
+            LockException refused = authorizationFailure(lockName, "READ topic '" + partition.topic() + "' (the slot records)", e);
+            if (refused != null) {
+                throw refused;
+            }
+            throw new LockBackendUnavailableException(lockName, "reading the slot records of lock '" + lockName
+                    + "' from kafka topic '" + partition.topic() + "' failed within "
+                    + Durations.format(options.timeout().multipliedBy(2)) + ": " + e + "; check that the partition has a leader", e);
+        }
+        return out;
+    }
+
+    /** The end offset of {@code partition}: the offset its next record gets. */
+    long endOffset(String lockName, TopicPartition partition) {
+        try {
+            synchronized (readerLock) {
+                return reader().endOffsets(List.of(partition), options.timeout()).get(partition);
+            }
+        } catch (KafkaException e) {
+            throw new LockBackendUnavailableException(lockName, "reading the end offset of kafka topic '"
+                    + partition.topic() + "' of lock '" + lockName + "' failed within " + Durations.format(options.timeout())
+                    + ": " + e + "; check that the partition has a leader", e);
+        }
+    }
+
+    private KafkaConsumer<byte[], byte[]> reader() {
+        if (reader == null) {
+            Map<String, Object> c = new HashMap<>(clientConfig);
+            c.remove("group.id");
+            c.put("client.id", "latchkey-reader-" + MEMBERS.incrementAndGet());
+            c.put("enable.auto.commit", false);
+            c.put("isolation.level", "read_uncommitted");
+            c.put("default.api.timeout.ms", millis(options.timeout()));
+            c.put("request.timeout.ms", millis(options.timeout()));
+            c.put("key.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");
+            c.put("value.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");
+            reader = new KafkaConsumer<>(c);
+        }
+        return reader;
     }
 
     /** The consumer settings of a member: the application's, then what the lock needs. */
@@ -244,14 +577,12 @@ final class KafkaLockBackend implements LockBackend {
         c.put("partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
         c.put("enable.auto.commit", false);
         c.put("auto.offset.reset", "latest");
-        c.put("session.timeout.ms", lease);
-        // A waiter learns that the holder left from its next heartbeat's answer, so the heartbeat
-        // interval is the hand-over time; it also bounds how stale the holder's evidence is.
-        if (heartbeat != null) {
-            c.put("heartbeat.interval.ms", millis(heartbeat));
-        } else {
-            c.putIfAbsent("heartbeat.interval.ms", Math.max(10, Math.min(1000, lease / 6)));
-        }
+        // The broker expels a silent member session.timeout.ms after the last heartbeat it received; the
+        // other members learn of it at their next heartbeat, and a waiter learns of a release the same
+        // way. A session of the lease minus one heartbeat interval therefore frees the lock of a crashed
+        // holder for the next waiter within the lease (plus the join and sync round trips).
+        c.put("session.timeout.ms", sessionMs);
+        c.put("heartbeat.interval.ms", heartbeatMs);
         c.putIfAbsent("max.poll.interval.ms", Math.max(300_000, lease));
         c.put("default.api.timeout.ms", millis(options.timeout()));
         c.put("key.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");
@@ -281,11 +612,19 @@ final class KafkaLockBackend implements LockBackend {
                 log.warn("closing: leaving the group of lock '{}' failed", m.lockName(), e);
             }
         }
-        closeQuietly(admin, producer);
+        synchronized (readerLock) {
+            if (reader != null) {
+                try {
+                    reader.close(CloseOptions.timeout(options.timeout()));
+                } catch (RuntimeException e) {
+                    log.warn("closing the kafka consumer that reads slot records failed", e);
+                }
+            }
+        }
+        closeQuietly(admin, producer, options.timeout());
     }
 
-    private void closeQuietly(Admin a, Producer<byte[], byte[]> p) {
-        Duration t = options.timeout();
+    private void closeQuietly(Admin a, Producer<byte[], byte[]> p, Duration t) {
         if (p != null) {
             try {
                 p.close(t);

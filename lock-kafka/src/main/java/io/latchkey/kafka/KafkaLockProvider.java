@@ -7,8 +7,15 @@ import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockProviderFactory;
 import io.latchkey.spi.LockUri;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
@@ -24,9 +31,23 @@ import java.util.stream.Collectors;
  * {@code replicationFactor} of new lock topics (default: as many brokers as the cluster has, up to
  * 3) and {@code heartbeat} (default a sixth of the lease, at most 1s; a waiter takes over a released
  * lock at its next heartbeat). The {@code lease} is the group's {@code session.timeout.ms}, so it must lie within the
- * broker's {@code group.min.session.timeout.ms} (default 6s) and {@code group.max.session.timeout.ms}.
- * A user name and password in the URI select SASL/PLAIN over plain text; for TLS or other mechanisms
- * use {@link #newClient(Properties, LockOptions)} with the application's own client settings.
+ * broker's {@code group.min.session.timeout.ms} (default 6s) and {@code group.max.session.timeout.ms}
+ * (default 30m): connect asks a broker for both and refuses a lease outside them, naming the setting
+ * and its value. The lease must also be longer than {@code timeout} plus {@code safetyMargin}.
+ *
+ * <p><b>Security.</b> {@code kafkas://} selects TLS ({@code SSL}, or {@code SASL_SSL} with credentials),
+ * trusting the CA certificates of the {@code sslTruststore} option (a PEM file, or a PKCS12 or JKS
+ * truststore without password) or else the JVM's default truststore. A user name and password in the
+ * URI select SASL with the mechanism of the {@code sasl} option: {@code PLAIN} (the default),
+ * {@code SCRAM-SHA-256} or {@code SCRAM-SHA-512}, as in
+ * {@code kafkas://alice:secret@broker:9093?sasl=SCRAM-SHA-512&sslTruststore=/etc/kafka/ca.pem}. Refused
+ * credentials and a refused TLS handshake fail at connect with a {@link io.latchkey.LockException} that
+ * says so; a missing ACL fails the acquire with one naming the refused operation. A lock needs CREATE
+ * (unless the topic exists), DESCRIBE, READ and WRITE on topics with the prefix and READ and DESCRIBE
+ * on groups with the prefix; DESCRIBE_CONFIGS on the cluster lets connect check the lease against
+ * the brokers' session bounds (without it, the first join does). For other mechanisms (Kerberos,
+ * OAuth) or client certificates use {@link #newClient(Properties, LockOptions)} with the
+ * application's own client settings.
  *
  * <p>Fencing tokens are the offsets of marker records each holder appends to the lock's partition on
  * grant: they grow across clients, restarts and deletions of the consumer group, for as long as the
@@ -46,7 +67,18 @@ public final class KafkaLockProvider implements LockProviderFactory {
      * waiter notices a release at its next heartbeat, so this is the hand-over time.
      */
     public static final String HEARTBEAT = "heartbeat";
-    private static final Set<String> OPTIONS = Set.of(TOPIC_PREFIX, REPLICATION_FACTOR, HEARTBEAT);
+    /**
+     * The option choosing the SASL mechanism for the URI's user name and password: {@code PLAIN} (the
+     * default), {@code SCRAM-SHA-256} or {@code SCRAM-SHA-512}.
+     */
+    public static final String SASL = "sasl";
+    /**
+     * The option naming the truststore for {@code kafkas://}: a PEM file of CA certificates, or a PKCS12
+     * or JKS truststore without password; without it the JVM's default truststore is used.
+     */
+    public static final String SSL_TRUSTSTORE = "sslTruststore";
+    private static final Set<String> OPTIONS = Set.of(TOPIC_PREFIX, REPLICATION_FACTOR, HEARTBEAT, SASL, SSL_TRUSTSTORE);
+    private static final Set<String> MECHANISMS = Set.of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512");
     static final String DEFAULT_PREFIX = "latchkey.";
 
     public KafkaLockProvider() {
@@ -54,7 +86,7 @@ public final class KafkaLockProvider implements LockProviderFactory {
 
     @Override
     public Set<String> schemes() {
-        return Set.of("kafka");
+        return Set.of("kafka", "kafkas");
     }
 
     @Override
@@ -72,14 +104,65 @@ public final class KafkaLockProvider implements LockProviderFactory {
         Map<String, Object> config = new HashMap<>();
         config.put("bootstrap.servers", uri.hosts().stream().map(LockUri.HostAndPort::toString)
                 .collect(Collectors.joining(",")));
-        if (options.username() != null) {
-            config.put("security.protocol", "SASL_PLAINTEXT");
-            config.put("sasl.mechanism", "PLAIN");
-            config.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
-                    + jaasEscape(options.username()) + "\" password=\"" + jaasEscape(Objects.toString(options.password(), ""))
-                    + "\";");
-        }
+        config.putAll(securityConfig(uri, options));
         return backend(config, options);
+    }
+
+    /**
+     * The Kafka client's security settings for a URI: {@code kafkas://} selects TLS, a user name
+     * selects SASL with the {@code sasl} option's mechanism.
+     */
+    static Map<String, Object> securityConfig(LockUri uri, LockOptions options) {
+        boolean tls = uri.scheme().equals("kafkas");
+        boolean sasl = options.username() != null;
+        String mechanism = options.backendOption(SASL, null);
+        String truststore = options.backendOption(SSL_TRUSTSTORE, null);
+        if (mechanism != null && !sasl) {
+            throw new IllegalArgumentException("option '" + SASL + "=" + mechanism + "' in lock URI '" + uri.redacted()
+                    + "' needs a user name and password, as in kafka://user:password@host:9092?" + SASL + "=" + mechanism);
+        }
+        if (mechanism != null && !MECHANISMS.contains(mechanism.trim().toUpperCase(Locale.ROOT))) {
+            throw new IllegalArgumentException("bad value '" + mechanism + "' for option '" + SASL + "' in lock URI '"
+                    + uri.redacted() + "': write one of PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512");
+        }
+        if (truststore != null && !tls) {
+            throw new IllegalArgumentException("option '" + SSL_TRUSTSTORE + "' needs TLS: write kafkas:// instead of "
+                    + uri.scheme() + ":// in lock URI '" + uri.redacted() + "'");
+        }
+        Map<String, Object> config = new HashMap<>();
+        config.put("security.protocol", (sasl ? "SASL_" : "") + (tls ? "SSL" : "PLAINTEXT"));
+        if (sasl) {
+            String m = mechanism == null ? "PLAIN" : mechanism.trim().toUpperCase(Locale.ROOT);
+            String module = m.equals("PLAIN") ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+                    : "org.apache.kafka.common.security.scram.ScramLoginModule";
+            config.put("sasl.mechanism", m);
+            config.put("sasl.jaas.config", module + " required username=\"" + jaasEscape(options.username())
+                    + "\" password=\"" + jaasEscape(Objects.toString(options.password(), "")) + "\";");
+        }
+        if (truststore != null) {
+            Path path = Paths.get(truststore);
+            if (!Files.isReadable(path)) {
+                throw new IllegalArgumentException("option '" + SSL_TRUSTSTORE + "' in lock URI '" + uri.redacted()
+                        + "' names no readable file: '" + truststore + "'; give a PEM file of CA certificates or a"
+                        + " PKCS12 or JKS truststore without password");
+            }
+            config.put("ssl.truststore.location", path.toAbsolutePath().toString());
+            config.put("ssl.truststore.type", truststoreType(path));
+        }
+        return config;
+    }
+
+    private static String truststoreType(Path path) {
+        try (InputStream in = Files.newInputStream(path)) {
+            byte[] head = in.readNBytes(64);
+            if (new String(head, StandardCharsets.ISO_8859_1).contains("-----BEGIN")) {
+                return "PEM";
+            }
+            // JKS files start with the magic number FEEDFEED; anything else is taken as PKCS12
+            return head.length >= 4 && (head[0] & 0xff) == 0xFE && (head[1] & 0xff) == 0xED ? "JKS" : "PKCS12";
+        } catch (IOException e) {
+            throw new IllegalArgumentException("option '" + SSL_TRUSTSTORE + "': cannot read '" + path + "': " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -102,6 +185,14 @@ public final class KafkaLockProvider implements LockProviderFactory {
     }
 
     private static KafkaLockBackend backend(Map<String, Object> config, LockOptions options) {
+        // The holder's deadline runs from before a heartbeat whose answer may take up to the timeout,
+        // minus the margin: a lease no longer than both would be invalid before it was confirmed.
+        if (options.lease().compareTo(options.timeout().plus(options.safetyMargin())) <= 0) {
+            throw new IllegalArgumentException("lease " + Durations.format(options.lease()) + " is too short for kafka:"
+                    + " it must be longer than timeout (" + Durations.format(options.timeout()) + ") plus safetyMargin ("
+                    + Durations.format(options.safetyMargin()) + "), as a heartbeat may take the timeout to be"
+                    + " answered; lengthen the lease or shorten the timeout");
+        }
         String prefix = options.backendOption(TOPIC_PREFIX, options.namespace() != null ? options.namespace() : DEFAULT_PREFIX);
         TopicNames.validatePrefix(prefix);
         int rf = 0;
@@ -123,7 +214,7 @@ public final class KafkaLockProvider implements LockProviderFactory {
             heartbeat = Durations.parse(HEARTBEAT, hb);
             if (heartbeat.isZero() || heartbeat.compareTo(options.lease().dividedBy(3)) > 0) {
                 throw new IllegalArgumentException("bad value '" + hb + "' for option " + HEARTBEAT + ": the heartbeat"
-                        + " interval must be positive and at most a third of the lease (" + options.lease() + ")");
+                        + " interval must be positive and at most a third of the lease (" + Durations.format(options.lease()) + ")");
             }
         }
         return new KafkaLockBackend(config, options, prefix, rf, heartbeat);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
+import io.latchkey.spi.LockUri;
 import java.util.Properties;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -17,7 +18,7 @@ class KafkaLockProviderTest {
     void scheme() {
         KafkaLockProvider provider = new KafkaLockProvider();
 
-        assertThat(provider.schemes()).containsExactly("kafka");
+        assertThat(provider.schemes()).containsExactlyInAnyOrder("kafka", "kafkas");
         assertThat(provider.defaultPort("kafka")).isEqualTo(9092);
         assertThat(provider.backendOptions()).contains("topicPrefix", "replicationFactor", "heartbeat");
     }
@@ -45,5 +46,45 @@ class KafkaLockProviderTest {
         p.put("bootstrap.servers", "localhost:1");
         assertThatThrownBy(() -> KafkaLockProvider.newClient(p, LockOptions.builder().backendOption("nope", "1").build()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("nope");
+    }
+
+    @Test
+    @DisplayName("a lease not longer than timeout plus safetyMargin is refused before connecting, quoting the three")
+    void leaseMustExceedTimeoutAndMargin() {
+        assertThatThrownBy(() -> LockClient.connect("kafka://localhost:1?lease=5s&timeout=5s"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lease 5s is too short")
+                .hasMessageContaining("timeout (5s)")
+                .hasMessageContaining("safetyMargin (500ms)");
+    }
+
+    @Test
+    @DisplayName("sasl needs credentials and a known mechanism; sslTruststore needs kafkas:// and a readable file")
+    void securityOptions() {
+        assertThatThrownBy(() -> LockClient.connect("kafka://localhost:1?sasl=SCRAM-SHA-512"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("needs a user name and password");
+        assertThatThrownBy(() -> LockClient.connect("kafka://u:secret@localhost:1?sasl=GSSAPI"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("GSSAPI")
+                .hasMessageContaining("SCRAM-SHA-256").hasMessageNotContaining("secret");
+        assertThatThrownBy(() -> LockClient.connect("kafka://localhost:1?sslTruststore=/nowhere/ca.pem"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("kafkas://");
+        assertThatThrownBy(() -> LockClient.connect("kafkas://localhost:1?sslTruststore=/nowhere/ca.pem"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("/nowhere/ca.pem");
+    }
+
+    @Test
+    @DisplayName("the URI selects the security protocol and the SASL mechanism")
+    void uriSelectsSecurity() {
+        KafkaLockProvider provider = new KafkaLockProvider();
+        LockUri.Parsed plain = LockUri.parse("kafka://h:9092", LockOptions.defaults(), provider);
+        assertThat(KafkaLockProvider.securityConfig(plain.uri(), plain.options())).containsEntry("security.protocol", "PLAINTEXT");
+        LockUri.Parsed scram = LockUri.parse("kafkas://alice:pw@h:9092?sasl=scram-sha-512", LockOptions.defaults(), provider);
+        assertThat(KafkaLockProvider.securityConfig(scram.uri(), scram.options()))
+                .containsEntry("security.protocol", "SASL_SSL").containsEntry("sasl.mechanism", "SCRAM-SHA-512")
+                .hasEntrySatisfying("sasl.jaas.config", v -> assertThat(v.toString()).contains("ScramLoginModule")
+                        .contains("username=\"alice\""));
+        LockUri.Parsed sasl = LockUri.parse("kafka://alice:pw@h:9092", LockOptions.defaults(), provider);
+        assertThat(KafkaLockProvider.securityConfig(sasl.uri(), sasl.options()))
+                .containsEntry("security.protocol", "SASL_PLAINTEXT").containsEntry("sasl.mechanism", "PLAIN");
     }
 }

@@ -6,11 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockException;
+import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.LockClients;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.kafka.KafkaServer;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -28,6 +30,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.TopicPartition;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -247,18 +250,50 @@ class KafkaLockTest {
     }
 
     @Test
-    @DisplayName("a lease below the broker's minimum session timeout is refused with a message that says what to do")
-    void leaseBelowBrokerMinimumIsRefused() {
+    @DisplayName("a lease whose session is below the broker's group.min.session.timeout.ms is refused at connect, naming the setting and its value")
+    void leaseBelowBrokerMinimumIsRefusedAtConnect() {
         Properties p = new Properties();
         p.put("bootstrap.servers", server.bootstrapServers());
-        LockOptions tooShort = LockOptions.builder().lease(Duration.ofMillis(500)).build(); // the test broker's minimum is 1 s
-        LockClient client = track(KafkaLockProvider.newClient(p, tooShort));
-        String name = name("short-lease");
+        // the test broker's minimum is 1 s; a lease of 1 s gives a session of 1 s minus one heartbeat
+        LockOptions tooShort = LockOptions.builder().lease(Duration.ofSeconds(1)).timeout(Duration.ofMillis(500)).build();
 
-        assertThatThrownBy(() -> client.lock(name).tryLock(Duration.ofSeconds(1)))
-                .isInstanceOf(LockException.class)
-                .hasMessageContaining(name)
-                .hasMessageContaining("group.min.session.timeout.ms");
+        assertThatThrownBy(() -> KafkaLockProvider.newClient(p, tooShort).close())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lease 1s is too short")
+                .hasMessageContaining("group.min.session.timeout.ms=1000")
+                .hasMessageContaining(server.bootstrapServers());
+    }
+
+    @Test
+    @DisplayName("a lease whose session is above the broker's group.max.session.timeout.ms is refused at connect, naming the setting and its value")
+    void leaseAboveBrokerMaximumIsRefusedAtConnect() {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", server.bootstrapServers());
+        LockOptions tooLong = LockOptions.builder().lease(Duration.ofMinutes(31)).build(); // the broker's default maximum is 30 min
+
+        assertThatThrownBy(() -> KafkaLockProvider.newClient(p, tooLong).close())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lease 31m is too long")
+                .hasMessageContaining("group.max.session.timeout.ms=1800000");
+    }
+
+    @Test
+    @DisplayName("newClient(properties, options) honours lease, timeout and namespace: the session, the topic prefix")
+    void propertiesFactoryHonoursSharedOptions() throws Exception {
+        LockOptions options = OPTIONS.toBuilder().lease(Duration.ofSeconds(7)).timeout(Duration.ofSeconds(3))
+                .namespace("ns-test.").build();
+        Properties p = new Properties();
+        p.put("bootstrap.servers", server.bootstrapServers());
+        String name = name("namespace");
+        try (LockClient client = KafkaLockProvider.newClient(p, options);
+                Lease lease = client.lock(name).tryLock(Duration.ofSeconds(10)).orElseThrow()) {
+            String topic = TopicNames.topic("ns-test.", name);
+            assertThat(admin.listTopics().names().get(30, TimeUnit.SECONDS)).contains(topic);
+            ConsumerGroupDescription group = admin.describeConsumerGroups(List.of(topic)).all().get(30, TimeUnit.SECONDS).get(topic);
+            assertThat(group.members()).hasSize(1);
+            assertThat(lease.remaining()).as("validity within lease - safetyMargin")
+                    .isLessThanOrEqualTo(options.lease().minus(options.safetyMargin()));
+        }
     }
 
     @Test
@@ -283,5 +318,35 @@ class KafkaLockTest {
         track(got.get());
         assertThat(took).as("handover after close; the session (%s) must not be waited out", OPTIONS.lease())
                 .isLessThanOrEqualTo(heartbeatInterval().plus(slack()));
+    }
+
+    @Test
+    @DisplayName("a slot record from a holder whose grant was followed by another is ignored, and its writer is told it lost the lock")
+    void staleSlotRecordIsIgnored() throws Exception {
+        KafkaLockBackend backend = backend();
+        LockClient client = clientOf(backend);
+        track(client);
+        String name = name("stale-slot");
+        String topic = TopicNames.topic(PREFIX, name);
+        TopicPartition partition = new TopicPartition(topic, 0);
+        Instant midnight = Instant.parse("2030-01-01T00:00:00Z");
+
+        Lease first = hold(client, name);
+        long firstToken = first.fencingToken();
+        holderOf(backend).recordCompletedSlot(midnight);
+        first.close();
+        Lease second = hold(client, name);
+        GroupMember holder = holderOf(backend);
+        assertThat(holder.lastCompletedSlot()).as("the first holder's record, written while it held the lock").contains(midnight);
+
+        // the first holder wakes from a pause and records a later slot with its old token
+        Instant nextNight = midnight.plus(Duration.ofDays(1));
+        assertThatThrownBy(() -> SlotRecords.record(backend, name, partition, firstToken, nextNight))
+                .isInstanceOf(LockLostException.class).hasMessageContaining(name).hasMessageContaining(topic);
+        assertThat(holder.lastCompletedSlot()).as("the stale record is ignored").contains(midnight);
+
+        holder.recordCompletedSlot(nextNight);
+        assertThat(holder.lastCompletedSlot()).as("the holder's own record counts").contains(nextNight);
+        assertThat(second.isValid()).isTrue();
     }
 }

@@ -57,6 +57,7 @@ public final class KafkaNode extends GenericContainer<KafkaNode> {
     private final String clusterId;
     private final Map<String, String> settings;
     private final List<IntUnaryOperator> proxiedListeners = new ArrayList<>();
+    private final Map<String, String> publishedListeners = new LinkedHashMap<>(); // name -> security protocol
 
     KafkaNode(Network network, int nodeId, String alias, String voters, String clusterId, Map<String, String> settings) {
         super(image());
@@ -82,6 +83,20 @@ public final class KafkaNode extends GenericContainer<KafkaNode> {
         proxiedListeners.add(proxy);
     }
 
+    /**
+     * Adds a listener clients reach on localhost at its own published port, with its own security
+     * protocol ({@code SASL_PLAINTEXT}, {@code SASL_SSL}, {@code SSL}); its settings go into the
+     * node's settings under {@code listener.name.<name in lower case>.}. Call before the node starts.
+     *
+     * @return the listener's port inside the container; {@link #getMappedPort} gives the published one
+     */
+    int addPublishedListener(String name, String securityProtocol) {
+        int port = EXTRA_PORT_BASE + 50 + publishedListeners.size();
+        publishedListeners.put(name, securityProtocol);
+        addExposedPort(port);
+        return port;
+    }
+
     /** The KRaft node id. */
     public int nodeId() {
         return nodeId;
@@ -105,6 +120,13 @@ public final class KafkaNode extends GenericContainer<KafkaNode> {
             listeners.append(',').append(name).append("://0.0.0.0:").append(EXTRA_PORT_BASE + i);
             advertised.append(',').append(name).append("://127.0.0.1:").append(proxyPort);
             protocols.append(',').append(name).append(":PLAINTEXT");
+        }
+        int p = EXTRA_PORT_BASE + 50;
+        for (Map.Entry<String, String> l : publishedListeners.entrySet()) {
+            listeners.append(',').append(l.getKey()).append("://0.0.0.0:").append(p);
+            advertised.append(',').append(l.getKey()).append("://localhost:").append(getMappedPort(p));
+            protocols.append(',').append(l.getKey()).append(':').append(l.getValue());
+            p++;
         }
         Map<String, String> props = new LinkedHashMap<>();
         props.put("process.roles", "broker,controller");
