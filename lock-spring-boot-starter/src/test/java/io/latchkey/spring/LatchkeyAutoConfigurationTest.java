@@ -89,6 +89,8 @@ class LatchkeyAutoConfigurationTest {
             new ApplicationContextRunner()
                     .withConfiguration(AutoConfigurations.of(LatchkeyAutoConfiguration.class))
                     .withBean(RedissonClient.class, () -> redisson, d -> d.setDestroyMethodName(""))
+                    // a 5 s lease needs a timeout below 5 s minus the margin
+                    .withPropertyValues("latchkey.timeout=2s")
                     .run(context -> {
                         LockClient client = context.getBean(LockClient.class);
                         assertThat(client.backendName()).isEqualTo("redis");
