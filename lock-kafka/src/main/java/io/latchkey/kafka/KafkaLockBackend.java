@@ -381,8 +381,18 @@ final class KafkaLockBackend implements LockBackend {
                 throw e;
             }
             if (existing.isEmpty()) {
-                int rf = replicationFactor > 0 ? replicationFactor
-                        : Math.min(3, admin.describeCluster().nodes().get(deadline.remainingNanos(), TimeUnit.NANOSECONDS).size());
+                int rf = replicationFactor;
+                if (rf <= 0) {
+                    int live = admin.describeCluster().nodes().get(deadline.remainingNanos(), TimeUnit.NANOSECONDS).size();
+                    if (live == 0) {
+                        // A broker that is paused or still starting reports no live node: that is an unreachable
+                        // backend, not a replication factor of 0 to ask the broker for.
+                        throw new LockBackendUnavailableException(lockName, "kafka at " + bootstrap + " reported no live"
+                                + " broker while creating topic '" + topic + "' for lock '" + lockName
+                                + "'; check that the brokers are up and reachable", null);
+                    }
+                    rf = Math.min(3, live);
+                }
                 try {
                     admin.createTopics(List.of(new NewTopic(topic, 1, (short) rf))).all()
                             .get(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
