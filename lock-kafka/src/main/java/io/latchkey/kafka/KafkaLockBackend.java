@@ -40,6 +40,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.config.ConfigResource;
@@ -141,8 +143,25 @@ final class KafkaLockBackend implements LockBackend {
         try {
             Deadline connectBy = Deadline.after(options.timeout());
             a = Admin.create(adminConfig);
-            Collection<Node> nodes = a.describeCluster().nodes().get(connectBy.remainingNanos(), TimeUnit.NANOSECONDS);
-            checkSessionBounds(a, nodes, connectBy);
+            Collection<Node> nodes;
+            try {
+                nodes = a.describeCluster().nodes().get(connectBy.remainingNanos(), TimeUnit.NANOSECONDS);
+                checkSessionBounds(a, nodes, connectBy);
+            } catch (TimeoutException | ExecutionException e) {
+                boolean timedOut = e instanceof TimeoutException
+                        || cause(e) instanceof org.apache.kafka.common.errors.TimeoutException;
+                if (!timedOut || !heardFrom(a)) {
+                    throw e;
+                }
+                // Bytes came back, so a broker answers: the time went into this JVM's own start-up (class
+                // loading, the client's threads), several JVMs starting at once on a busy machine. The
+                // server gets its own full timeout for the requests, once.
+                log.debug("kafka at {} answered, but not within {} of a cold start; asking again", bootstrap,
+                        Durations.format(options.timeout()));
+                connectBy = Deadline.after(options.timeout());
+                nodes = a.describeCluster().nodes().get(connectBy.remainingNanos(), TimeUnit.NANOSECONDS);
+                checkSessionBounds(a, nodes, connectBy);
+            }
             p = new KafkaProducer<>(producerConfig);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -209,6 +228,17 @@ final class KafkaLockBackend implements LockBackend {
         } catch (NumberFormatException e) {
             return fallback;
         }
+    }
+
+    /** Whether the admin client has received any bytes from a broker: an answer, however slow. */
+    private static boolean heardFrom(Admin a) {
+        for (Map.Entry<MetricName, ? extends Metric> e : a.metrics().entrySet()) {
+            if (e.getKey().name().equals("incoming-byte-total") && e.getKey().group().equals("admin-client-metrics")) {
+                Object v = e.getValue().metricValue();
+                return v instanceof Number n && n.doubleValue() > 0;
+            }
+        }
+        return false;
     }
 
     private LockException connectFailure(Throwable e, Deadline start) {

@@ -151,10 +151,19 @@ public final class KafkaServer implements LockServer {
         }
     }
 
+    /**
+     * A random KRaft cluster id. Like Kafka's own {@code Uuid.randomUuid()}, never one whose base64
+     * form starts with {@code -}: the storage tool would take it for an option (one id in 64 did).
+     */
     static String clusterId() {
-        UUID u = UUID.randomUUID();
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(16);
-        b.putLong(u.getMostSignificantBits()).putLong(u.getLeastSignificantBits());
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(b.array());
+        while (true) {
+            UUID u = UUID.randomUUID();
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(16);
+            b.putLong(u.getMostSignificantBits()).putLong(u.getLeastSignificantBits());
+            String id = Base64.getUrlEncoder().withoutPadding().encodeToString(b.array());
+            if (!id.startsWith("-")) {
+                return id;
+            }
+        }
     }
 }
