@@ -414,6 +414,12 @@ final class KafkaLockBackend implements LockBackend {
                 int rf = replicationFactor;
                 if (rf <= 0) {
                     int live = admin.describeCluster().nodes().get(deadline.remainingNanos(), TimeUnit.NANOSECONDS).size();
+                    // Just after a broker came back the cluster can report no node for a moment: ask again
+                    // within the timeout before calling the backend unreachable.
+                    while (live == 0 && !deadline.hasPassed()) {
+                        TimeUnit.MILLISECONDS.sleep(Math.min(100, Math.max(1, deadline.remainingMillis())));
+                        live = admin.describeCluster().nodes().get(deadline.remainingNanos(), TimeUnit.NANOSECONDS).size();
+                    }
                     if (live == 0) {
                         // A broker that is paused or still starting reports no live node: that is an unreachable
                         // backend, not a replication factor of 0 to ask the broker for.
