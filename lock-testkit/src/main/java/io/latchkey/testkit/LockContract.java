@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * The contract of DESIGN section 3, to subclass once per backend.
+ * The contract of docs/contract.md, to subclass once per backend.
  *
  * <p>A backend's test passes the constructor how to start the server, and whether it is shared with
  * other test classes under a key; the kit starts the server before the first test, hands it to every

@@ -1,5 +1,5 @@
 /**
- * The Latchkey test kit: the contract every backend passes (DESIGN section 3), run against real
+ * The Latchkey test kit: the contract every backend passes (docs/contract.md), run against real
  * servers in Testcontainers, with real faults and a history checker.
  *
  * <h2>Running the contract against a backend</h2>
@@ -64,7 +64,7 @@
  *   <li>{@code io.latchkey.testkit.fault}: the faults: a TCP proxy that cuts traffic without a
  *       reset, a lock holder in a child JVM that can be killed or paused, signals.</li>
  *   <li>{@code io.latchkey.testkit.history}: the record of grants, validity checks, writes and
- *       releases on one clock, a fenced resource, and the checker of DESIGN section 5.</li>
+ *       releases on one clock, a fenced resource, and the checker of the contract's safety rules.</li>
  *   <li>{@code io.latchkey.testkit.<backend>}: the server fixtures of this repository's backends.</li>
  * </ul>
  */

@@ -10,7 +10,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * Checks a {@link History} against the safety rules of the contract (DESIGN section 5).
+ * Checks a {@link History} against the safety rules of the contract (docs/contract.md, rules 1 and 8).
  *
  * <ul>
  *   <li>No overlap between valid leases: per lock, the spans in which two different grants were seen
