@@ -49,6 +49,7 @@ public final class Connector {
         Objects.requireNonNull(provider, "provider");
         Objects.requireNonNull(options, "options");
         UriParser.checkBackendOptions(options, provider, where);
+        UriParser.checkLeaseAgainstTimeout(options, where);
         return options;
     }
 

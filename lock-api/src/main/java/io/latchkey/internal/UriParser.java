@@ -6,6 +6,7 @@ import io.latchkey.spi.LockProviderFactory;
 import io.latchkey.spi.LockUri;
 import io.latchkey.spi.LockUri.HostAndPort;
 import java.net.URLDecoder;
+import java.time.Duration;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -95,7 +96,24 @@ final class UriParser {
             throw new IllegalArgumentException(e.getMessage() + " (lock URI '" + shown + "')", e);
         }
         checkBackendOptions(built, provider, "lock URI '" + shown + "'");
+        checkLeaseAgainstTimeout(built, "lock URI '" + shown + "'");
         return new LockUri.Parsed(new LockUri(scheme, hosts, path, shown), built);
+    }
+
+    /**
+     * Refuses a lease no longer than {@code timeout + safetyMargin}, on every backend: a holder's validity
+     * runs from before a renewal (keepalive, heartbeat, check script) whose answer may take the whole
+     * timeout, minus the margin; with a shorter lease the answer would arrive after the lease was invalid,
+     * and every lease would be lost at its first renewal. Backends add their own minimums on top.
+     */
+    static void checkLeaseAgainstTimeout(LockOptions options, String where) {
+        Duration needed = options.timeout().plus(options.safetyMargin());
+        if (options.lease().compareTo(needed) <= 0) {
+            throw new IllegalArgumentException("lease=" + Durations.format(options.lease()) + " for " + where
+                    + " must be longer than timeout=" + Durations.format(options.timeout()) + " plus safetyMargin="
+                    + Durations.format(options.safetyMargin()) + " (" + Durations.format(needed) + "), so that a renewal"
+                    + " answered within the timeout still finds the lease valid; lengthen the lease or shorten the timeout");
+        }
     }
 
     /**

@@ -24,8 +24,10 @@ public final class LockClients {
 
     /**
      * Checks {@code options} the way {@link LockClient#connect} does, for a factory method that takes
-     * the application's own client: every backend option must be one that {@code provider} declares.
-     * Call it first, before building anything from the options.
+     * the application's own client: every backend option must be one that {@code provider} declares,
+     * and the lease must be longer than {@code timeout} plus {@code safetyMargin} (a renewal answered
+     * within the timeout must still find the lease valid). Call it first, before building anything from
+     * the options; the backend then adds only its own minimums.
      *
      * @param where what the options are for, for the message, such as {@code "the application's Redisson client"}
      * @return {@code options}

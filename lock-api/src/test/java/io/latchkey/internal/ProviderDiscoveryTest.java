@@ -66,7 +66,7 @@ class ProviderDiscoveryTest {
         Thread thread = Thread.currentThread();
         ClassLoader before = thread.getContextClassLoader();
         thread.setContextClassLoader(loader);
-        try (LockClient client = LockClient.connect("memory://discovery-one?lease=2s&flavour=plain")) {
+        try (LockClient client = LockClient.connect("memory://discovery-one?lease=2s&timeout=1s&flavour=plain")) {
             assertThat(client.options().lease()).isEqualTo(Duration.ofSeconds(2));
             try (Lease lease = client.lock("job").lock(Duration.ofSeconds(1))) {
                 assertThat(lease.isValid()).isTrue();

@@ -27,11 +27,11 @@ class UriParserTest {
     @Test
     @DisplayName("several hosts with and without ports, a path and shared options")
     void full() {
-        LockUri.Parsed p = parse("memory://zk1:2181,zk2,[::1]:2183/locks/app?lease=15s&safetyMargin=500ms&timeout=2m&namespace=ns");
+        LockUri.Parsed p = parse("memory://zk1:2181,zk2,[::1]:2183/locks/app?lease=3m&safetyMargin=500ms&timeout=2m&namespace=ns");
         assertThat(p.uri().scheme()).isEqualTo("memory");
         assertThat(p.uri().hosts()).containsExactly(new HostAndPort("zk1", 2181), new HostAndPort("zk2", 1), new HostAndPort("::1", 2183));
         assertThat(p.uri().path()).isEqualTo("/locks/app");
-        assertThat(p.options().lease()).isEqualTo(Duration.ofSeconds(15));
+        assertThat(p.options().lease()).isEqualTo(Duration.ofMinutes(3));
         assertThat(p.options().safetyMargin()).isEqualTo(Duration.ofMillis(500));
         assertThat(p.options().timeout()).isEqualTo(Duration.ofMinutes(2));
         assertThat(p.options().namespace()).isEqualTo("ns");
@@ -51,10 +51,10 @@ class UriParserTest {
     @Test
     @DisplayName("the URI's options override those given in code; the rest of the code options stay")
     void overrides() {
-        LockOptions code = LockOptions.builder().lease(Duration.ofSeconds(40)).timeout(Duration.ofSeconds(9)).build();
+        LockOptions code = LockOptions.builder().lease(Duration.ofSeconds(40)).timeout(Duration.ofSeconds(8)).build();
         LockUri.Parsed p = UriParser.parse("memory://h?lease=10s", code, provider);
         assertThat(p.options().lease()).isEqualTo(Duration.ofSeconds(10));
-        assertThat(p.options().timeout()).isEqualTo(Duration.ofSeconds(9));
+        assertThat(p.options().timeout()).isEqualTo(Duration.ofSeconds(8));
     }
 
     @Test
@@ -119,6 +119,22 @@ class UriParserTest {
     void marginVersusLease() {
         rejects("memory://h?lease=1s&safetyMargin=1s", "safety margin must be shorter than the lease: safetyMargin=1s,"
                 + " lease=1s; shorten the margin or lengthen the lease (lock URI 'memory://h?lease=1s&safetyMargin=1s')");
+    }
+
+    @Test
+    @DisplayName("a lease no longer than timeout plus safetyMargin is refused once, for every backend, in the URI or in code")
+    void leaseVersusTimeout() {
+        rejects("memory://u:pw@h?lease=3s", "lease=3s for lock URI 'memory://u:****@h?lease=3s' must be longer than"
+                + " timeout=5s plus safetyMargin=300ms (5300ms), so that a renewal answered within the timeout still finds"
+                + " the lease valid; lengthen the lease or shorten the timeout");
+        LockOptions code = LockOptions.builder().lease(Duration.ofSeconds(6)).safetyMargin(Duration.ofSeconds(1)).build();
+        assertThatThrownBy(() -> Connector.checkOptions(provider, code, "the application's client"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("lease=6s for the application's client must be longer than timeout=5s plus safetyMargin=1s (6s),"
+                        + " so that a renewal answered within the timeout still finds the lease valid; lengthen the lease"
+                        + " or shorten the timeout");
+        assertThat(UriParser.parse("memory://h?lease=3s&timeout=2s", LockOptions.defaults(), provider).options().lease())
+                .isEqualTo(Duration.ofSeconds(3));
     }
 
     @Test

@@ -212,8 +212,8 @@ public final class EtcdLockProvider implements LockProviderFactory {
      * The TTL to ask etcd for: the whole seconds of {@code lease} minus the expiry check period, so that
      * the key is gone within {@code lease} after the last renewal; see the class javadoc.
      *
-     * @throws IllegalArgumentException if that leaves less than a second, or the lease is not longer
-     *     than {@code timeout} plus {@code safetyMargin}
+     * @throws IllegalArgumentException if that leaves less than a second (the shared layer has already
+     *     refused a lease not longer than {@code timeout} plus {@code safetyMargin})
      */
     static long ttlSeconds(LockOptions options, String where) {
         Duration lease = options.lease();
@@ -224,13 +224,6 @@ public final class EtcdLockProvider implements LockProviderFactory {
                     + "ms after its TTL, so a lease that is to end within lease=" + Durations.format(lease)
                     + " leaves a TTL of 0s; use lease=" + (1000 + EXPIRY_CHECK_MILLIS) + "ms or more (etcd's own"
                     + " minimum TTL, 2s by default, may ask for more)");
-        }
-        Duration floor = options.timeout().plus(options.safetyMargin());
-        if (lease.compareTo(floor) <= 0) {
-            throw new IllegalArgumentException("lease=" + Durations.format(lease) + " is not longer than timeout="
-                    + Durations.format(options.timeout()) + " plus safetyMargin=" + Durations.format(options.safetyMargin())
-                    + " (" + where + "): a keepalive answered within the timeout would find the lease already invalid;"
-                    + " lengthen the lease or shorten the timeout or the margin");
         }
         return ttl;
     }

@@ -131,7 +131,7 @@ class EtcdLeaseBoundsTest {
                 .hasMessageContaining("use lease=1500ms or more");
         assertThatThrownBy(() -> LockClient.connect(base + "?timeout=5s&safetyMargin=1s&lease=6s"))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("lease=6s is not longer than timeout=5s plus safetyMargin=1s");
+                .hasMessageContaining("lease=6s for lock URI").hasMessageContaining("must be longer than timeout=5s plus safetyMargin=1s (6s)");
     }
 
     @Test
@@ -150,7 +150,7 @@ class EtcdLeaseBoundsTest {
             }
             assertThatThrownBy(() -> EtcdLockProvider.client(own, LockOptions.builder().lease(Duration.ofSeconds(3))
                     .timeout(Duration.ofSeconds(3)).build()))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not longer than timeout=3s");
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must be longer than timeout=3s");
         }
     }
 

@@ -179,7 +179,7 @@ class EtcdLockTest {
     @Test
     void badOptionsAreRefusedWithTheRule() {
         String base = server.uri(server.endpoints());
-        assertThatThrownBy(() -> LockClient.connect(base + "?lease=1s"))
+        assertThatThrownBy(() -> LockClient.connect(base + "?lease=1s&timeout=200ms"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lease=1s is too short for etcd");
         assertThatThrownBy(() -> LockClient.connect(base + "?sessionTimeout=5s"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sessionTimeout");

@@ -185,14 +185,6 @@ public final class KafkaLockProvider implements LockProviderFactory {
     }
 
     private static KafkaLockBackend backend(Map<String, Object> config, LockOptions options) {
-        // The holder's deadline runs from before a heartbeat whose answer may take up to the timeout,
-        // minus the margin: a lease no longer than both would be invalid before it was confirmed.
-        if (options.lease().compareTo(options.timeout().plus(options.safetyMargin())) <= 0) {
-            throw new IllegalArgumentException("lease " + Durations.format(options.lease()) + " is too short for kafka:"
-                    + " it must be longer than timeout (" + Durations.format(options.timeout()) + ") plus safetyMargin ("
-                    + Durations.format(options.safetyMargin()) + "), as a heartbeat may take the timeout to be"
-                    + " answered; lengthen the lease or shorten the timeout");
-        }
         String prefix = options.backendOption(TOPIC_PREFIX, options.namespace() != null ? options.namespace() : DEFAULT_PREFIX);
         TopicNames.validatePrefix(prefix);
         int rf = 0;

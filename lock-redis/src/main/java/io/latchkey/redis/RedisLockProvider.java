@@ -91,13 +91,6 @@ public final class RedisLockProvider implements LockProviderFactory {
                     + " Redis backend's minimum of " + Durations.format(MINIMUM_LEASE) + " (the lease is renewed every"
                     + " (lease - safetyMargin) / 3); use a lease of " + Durations.format(MINIMUM_LEASE) + " or more");
         }
-        Duration needed = options.timeout().plus(options.safetyMargin());
-        if (lease.compareTo(needed) <= 0) {
-            throw new IllegalArgumentException("lease=" + Durations.format(lease) + " for " + where + " must be longer"
-                    + " than timeout plus safetyMargin (timeout=" + Durations.format(options.timeout()) + ", safetyMargin="
-                    + Durations.format(options.safetyMargin()) + "), so that a renewal's answer arrives while the lease"
-                    + " is still valid; lengthen the lease or shorten the timeout");
-        }
     }
 
     @Override

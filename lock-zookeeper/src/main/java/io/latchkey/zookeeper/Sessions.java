@@ -30,18 +30,6 @@ final class Sessions {
         }
     }
 
-    /** The validity after a confirmation must outlast the round trip that brings the next one. */
-    static void checkLeaseAgainstTimeout(LockOptions options, String shown) {
-        Duration needed = options.timeout().plus(options.safetyMargin());
-        if (options.lease().compareTo(needed) <= 0) {
-            throw new IllegalArgumentException("lease=" + Durations.format(options.lease()) + " is too short for zookeeper"
-                    + " at " + shown + ": it must be longer than the timeout option (" + Durations.format(options.timeout())
-                    + ") plus the safety margin (" + Durations.format(options.safetyMargin()) + "), that is longer than "
-                    + Durations.format(needed) + ", so that a renewal's answer can arrive while the lease is valid;"
-                    + " lengthen the lease or shorten the timeout");
-        }
-    }
-
     /** The hosts of a ZooKeeper connection string such as {@code h1:2181,h2:2181/chroot}. */
     static List<LockUri.HostAndPort> hostsOf(String connectString) {
         int chroot = connectString.indexOf('/');

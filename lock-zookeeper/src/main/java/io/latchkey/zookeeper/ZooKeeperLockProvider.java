@@ -122,7 +122,6 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
                     + curator.getState());
         }
         String shown = "zookeeper://" + curator.getZookeeperClient().getCurrentConnectionString();
-        Sessions.checkLeaseAgainstTimeout(options, shown);
         String base = LockPaths.basePath(basePath, options.namespace());
         Deadline deadline = Deadline.after(options.timeout());
         ZooKeeperBackend backend = open(curator, false, base, options, shown, deadline);
@@ -167,7 +166,6 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
             throw new IllegalArgumentException("zookeeper user '" + options.username() + "' has no password: digest"
                     + " authentication needs both, as in zookeeper://user:password@host:2181" + base);
         }
-        Sessions.checkLeaseAgainstTimeout(options, shown);
         Deadline deadline = Deadline.after(options.timeout());
         ServerProbe.Answer answer;
         try {

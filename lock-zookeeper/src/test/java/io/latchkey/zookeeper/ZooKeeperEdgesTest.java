@@ -140,7 +140,7 @@ class ZooKeeperEdgesTest {
                 .hasMessageContaining("lease=1499ms").hasMessageContaining("the shortest lease it keeps is 1500ms");
         LockOptions belowTimeout = LockOptions.builder().lease(Duration.ofSeconds(2)).timeout(Duration.ofSeconds(2)).build();
         assertThatThrownBy(() -> client(belowTimeout)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("lease=2s").hasMessageContaining("longer than 2200ms");
+                .hasMessageContaining("lease=2s").hasMessageContaining("longer than timeout=2s plus safetyMargin=200ms (2200ms)");
     }
 
     @Test

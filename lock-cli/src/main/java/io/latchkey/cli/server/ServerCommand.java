@@ -52,7 +52,7 @@ public final class ServerCommand implements Runnable {
             System.out.println("zookeeper is running on " + zk.connectString() + " (tick " + EmbeddedZooKeeper.TICK_MS
                     + " ms, sessions " + 2 * EmbeddedZooKeeper.TICK_MS + " ms to " + EmbeddedZooKeeper.MAX_SESSION_MS / 1000
                     + " s)");
-            System.out.println("use: export LATCHKEY_URI='" + zk.uri("lease=5s") + "'");
+            System.out.println("use: export LATCHKEY_URI='" + zk.uri("lease=5s&timeout=2s") + "'");
             System.out.println("     latchkey run report:nightly -- sh -c 'echo token $LATCHKEY_FENCING_TOKEN; sleep 10'");
             System.out.println("Ctrl-C stops it.");
             System.out.flush();
