@@ -68,6 +68,22 @@ public interface LockClient extends AutoCloseable {
      */
     DistributedLock lock(String name);
 
+    /**
+     * Returns the semaphore with this name and number of permits. Cheap: nothing is sent to the
+     * backend until a permit is requested.
+     *
+     * @param name any non-empty string of at most 255 characters without control characters, as for
+     *     {@link #lock}; a semaphore and a lock of the same name are independent
+     * @param permits from 1 to 1000, the same for every holder of the name
+     * @throws IllegalArgumentException if the name breaks the rule of names, {@code permits} is out of
+     *     range, or this client uses the semaphore with another number of permits
+     * @throws UnsupportedOperationException if the backend does not offer semaphores; the message names it
+     * @throws IllegalStateException if this client is closed
+     */
+    default DistributedSemaphore semaphore(String name, int permits) {
+        throw new UnsupportedOperationException(getClass().getName() + " does not offer semaphores");
+    }
+
     /** The options this client runs with, after the URI's query was applied. */
     LockOptions options();
 

@@ -11,4 +11,9 @@ public class LockNotAcquiredException extends LockException {
         super(lockName, "lock '" + lockName + "' is still held by another holder after waiting " + wait
                 + "; wait longer or use tryLock to treat a held lock as a normal outcome");
     }
+
+    /** For other waits than a lock's, such as a semaphore's: {@code message} says what stayed taken. */
+    public LockNotAcquiredException(String lockName, String message) {
+        super(lockName, message);
+    }
 }

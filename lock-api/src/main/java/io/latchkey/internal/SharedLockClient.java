@@ -1,6 +1,7 @@
 package io.latchkey.internal;
 
 import io.latchkey.DistributedLock;
+import io.latchkey.DistributedSemaphore;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockException;
@@ -88,6 +89,7 @@ final class SharedLockClient implements LockClient {
     private final ExecutorService releasers;
     private final LockEvents events;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final SharedSemaphores semaphores = new SharedSemaphores(this);
 
     SharedLockClient(String backendName, LockBackend backend, LockOptions options) {
         this.backendName = Objects.requireNonNull(backendName, "backendName");
@@ -138,6 +140,11 @@ final class SharedLockClient implements LockClient {
     }
 
     @Override
+    public DistributedSemaphore semaphore(String name, int permits) {
+        return semaphores.semaphore(name, permits);
+    }
+
+    @Override
     public LockOptions options() {
         return options;
     }
@@ -147,6 +154,7 @@ final class SharedLockClient implements LockClient {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        semaphores.closeAll();
         for (Grant grant : List.copyOf(grants)) {
             try {
                 if (grant.lingering) {
@@ -185,6 +193,10 @@ final class SharedLockClient implements LockClient {
     @Override
     public String toString() {
         return "LockClient{" + backendName + (closed.get() ? ", closed" : "") + '}';
+    }
+
+    boolean isClosed() {
+        return closed.get();
     }
 
     void ensureOpen() {
@@ -340,6 +352,11 @@ final class SharedLockClient implements LockClient {
     /** How many lock names this client currently tracks; for tests of contract rule 10 (docs/contract.md). */
     int trackedNames() {
         return locals.size();
+    }
+
+    /** How many semaphore names this client currently tracks; for tests of rule 10. */
+    int trackedSemaphores() {
+        return semaphores.trackedNames();
     }
 
 }

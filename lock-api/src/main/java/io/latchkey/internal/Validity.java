@@ -27,6 +27,8 @@ final class Validity implements LeaseEvidence {
     private static final Logger log = LoggerFactory.getLogger(Validity.class);
 
     private final String lockName;
+    /** What the messages call it: {@code lock 'x'}, or {@code semaphore 'x' permit 2}. */
+    private volatile String subject;
     private final String where;
     private final long marginNanos;
     private final ScheduledExecutorService timer;
@@ -46,10 +48,20 @@ final class Validity implements LeaseEvidence {
     private Consumer<LockLostException> onLost; // guarded by this
 
     Validity(String lockName, String where, Duration safetyMargin, ScheduledExecutorService timer) {
+        this(lockName, "lock '" + lockName + "'", where, safetyMargin, timer);
+    }
+
+    Validity(String lockName, String subject, String where, Duration safetyMargin, ScheduledExecutorService timer) {
         this.lockName = lockName;
+        this.subject = subject;
         this.where = where;
         this.marginNanos = safetyMargin.toNanos();
         this.timer = timer;
+    }
+
+    /** Names the lease more precisely once the grant is known, such as the permit slot it holds. */
+    void rename(String subject) {
+        this.subject = subject;
     }
 
     @Override
@@ -135,7 +147,7 @@ final class Validity implements LeaseEvidence {
     void ensureValid() {
         if (!isValid()) {
             LockLostException l = lost;
-            throw new LockLostException(lockName, l != null ? l.getMessage() : "lock '" + lockName + "' is not valid", l);
+            throw new LockLostException(lockName, l != null ? l.getMessage() : subject + " is not valid", l);
         }
     }
 
@@ -234,7 +246,7 @@ final class Validity implements LeaseEvidence {
             if (closed) {
                 return;
             }
-            exception = new LockLostException(lockName, "lock '" + lockName + "' (" + where + ") lost: " + reason, cause, kind);
+            exception = new LockLostException(lockName, subject + " (" + where + ") lost: " + reason, cause, kind);
             lost = exception;
             callback = onLost;
             if (check != null) {

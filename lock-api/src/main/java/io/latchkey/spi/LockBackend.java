@@ -9,6 +9,8 @@ package io.latchkey.spi;
  * and closing on shutdown. A backend therefore never sees two concurrent {@link #acquire} calls for
  * the same lock name from the same client.
  *
+ * <p>A backend that also offers semaphores implements {@link SemaphoreBackend}.
+ *
  * <p>Implementations must be thread-safe.
  */
 public interface LockBackend extends AutoCloseable {

@@ -13,6 +13,10 @@
  *       {@link io.latchkey.spi.BackendLease} rather than by a thread. The shared layer above it adds
  *       reentrancy, admits one acquire per name and client at a time, keeps the validity deadline,
  *       completes {@code lost()}, runs {@code tryLockAsync} and closes everything on shutdown.</li>
+ *   <li>{@link io.latchkey.spi.SemaphoreBackend} (optional): a {@code LockBackend} that also hands out
+ *       permits of a semaphore, each a {@link io.latchkey.spi.PermitLease} holding one slot, with the
+ *       same evidence discipline; without it, {@code LockClient.semaphore} is refused naming the
+ *       backend.</li>
  *   <li>{@link io.latchkey.spi.LeaseEvidence}: where the backend reports each confirmation of
  *       ownership, with the send time of the request that got it and the time the server keeps the
  *       lock from then, and where it reports a loss.</li>

@@ -6,6 +6,8 @@ import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
+import io.latchkey.spi.PermitLease;
+import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -24,7 +26,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * of the shared layer. It renews every held lock at a third of the lease, like a watchdog. Test
  * sources only: never shipped.
  */
-public final class InMemoryBackend implements LockBackend {
+public final class InMemoryBackend implements SemaphoreBackend {
 
     private static final AtomicLong OWNERS = new AtomicLong();
 
@@ -101,6 +103,110 @@ public final class InMemoryBackend implements LockBackend {
             }
         } finally {
             concurrentAcquires.decrementAndGet();
+        }
+    }
+
+    @Override
+    public String describeSemaphore(String name) {
+        return "memory semaphore '" + name + "'";
+    }
+
+    @Override
+    public PermitLease acquirePermit(String name, int permits, Deadline deadline, LeaseEvidence evidence)
+            throws InterruptedException {
+        acquireCalls.incrementAndGet();
+        long owner = OWNERS.incrementAndGet();
+        while (true) {
+            if (!reachable.get()) {
+                Thread.sleep(timeout.toMillis());
+                throw new LockBackendUnavailableException(name,
+                        "memory server did not answer within " + timeout + " for semaphore '" + name + "'", null);
+            }
+            long sentAt = System.nanoTime();
+            long[] granted = server.tryGrantPermit(name, permits, owner, lease.toNanos());
+            if (granted != null) {
+                evidence.confirmed(sentAt, lease);
+                Permit p = new Permit(name, (int) granted[0], owner, granted[1], evidence);
+                permitsHeld.put(name + "#" + owner, p);
+                p.schedule();
+                return p;
+            }
+            long left = deadline.nanoTime() - System.nanoTime();
+            if (left <= 0) {
+                return null;
+            }
+            server.awaitChange(left);
+        }
+    }
+
+    private final Map<String, Permit> permitsHeld = new ConcurrentHashMap<>();
+
+    /** Reports a loss of every held permit of that semaphore, as a session expiry would. */
+    public void signalPermitLoss(String name, String reason) {
+        permitsHeld.values().stream().filter(p -> p.name.equals(name)).forEach(p -> p.evidence.lost(reason, null));
+    }
+
+    /** How many permits this backend holds. */
+    public int heldPermitCount() {
+        return permitsHeld.size();
+    }
+
+    private final class Permit implements PermitLease {
+        final String name;
+        final int slot;
+        final long owner;
+        final long token;
+        final LeaseEvidence evidence;
+        volatile ScheduledFuture<?> renewal;
+
+        Permit(String name, int slot, long owner, long token, LeaseEvidence evidence) {
+            this.name = name;
+            this.slot = slot;
+            this.owner = owner;
+            this.token = token;
+            this.evidence = evidence;
+        }
+
+        void schedule() {
+            long period = Math.max(1, lease.toMillis() / 3);
+            renewal = renewer.scheduleAtFixedRate(this::renew, period, period, TimeUnit.MILLISECONDS);
+        }
+
+        void renew() {
+            if (!renewing.get() || !reachable.get()) {
+                return;
+            }
+            long sentAt = System.nanoTime();
+            if (server.renewPermit(name, slot, owner, lease.toNanos())) {
+                evidence.confirmed(sentAt, lease);
+            } else {
+                evidence.lost("memory server no longer has this owner on slot " + slot, null);
+                renewal.cancel(false);
+            }
+        }
+
+        @Override
+        public int slot() {
+            return slot;
+        }
+
+        @Override
+        public long fencingToken() {
+            return token;
+        }
+
+        @Override
+        public void release() {
+            releases.incrementAndGet();
+            if (renewal != null) {
+                renewal.cancel(false);
+            }
+            permitsHeld.remove(name + "#" + owner);
+            if (!reachable.get()) {
+                throw new LockBackendUnavailableException(name, "memory server unreachable: release of a permit of '"
+                        + name + "' not sent", null);
+            }
+            server.releasePermit(name, slot, owner);
         }
     }
 

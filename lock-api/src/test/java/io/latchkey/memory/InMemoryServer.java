@@ -21,6 +21,111 @@ public final class InMemoryServer {
     record Holder(long owner, long expiresAt, long token) {
     }
 
+    /** A semaphore: its number of permits and the holder of each slot (null: free). */
+    private static final class Semaphore {
+        final int permits;
+        final Holder[] slots;
+
+        Semaphore(int permits) {
+            this.permits = permits;
+            this.slots = new Holder[permits];
+        }
+
+        boolean held(int slot, long now) {
+            return slots[slot] != null && now - slots[slot].expiresAt() < 0;
+        }
+
+        boolean empty(long now) {
+            for (int i = 0; i < permits; i++) {
+                if (held(i, now)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    /** Semaphores apart from locks, so that a semaphore and a lock of one name are independent. */
+    private final Map<String, Semaphore> semaphores = new HashMap<>();
+
+    /**
+     * Grants a free slot of semaphore {@code name} to {@code owner}; returns {slot, token}, or null if
+     * every slot is held. The token comes from the counter of locks, so it grows per slot as well.
+     *
+     * @throws IllegalArgumentException if the semaphore is known with another number of permits
+     */
+    synchronized long[] tryGrantPermit(String name, int permits, long owner, long ttlNanos) {
+        long now = System.nanoTime();
+        Semaphore sem = semaphores.get(name);
+        if (sem != null && sem.empty(now)) {
+            sem = null; // nobody holds it any more: its state is gone, as it would be after cleanup
+        }
+        if (sem != null && sem.permits != permits) {
+            throw new IllegalArgumentException("memory semaphore '" + name + "' has " + sem.permits
+                    + " permits, and this call asked for " + permits + ": every holder must use the same number of permits");
+        }
+        if (sem == null) {
+            sem = new Semaphore(permits);
+            semaphores.put(name, sem);
+        }
+        for (int slot = 0; slot < permits; slot++) {
+            if (!sem.held(slot, now)) {
+                long token = tokens.incrementAndGet();
+                sem.slots[slot] = new Holder(owner, now + ttlNanos, token);
+                grants.incrementAndGet();
+                notifyAll();
+                return new long[] {slot, token};
+            }
+        }
+        return null;
+    }
+
+    /** Extends the owner's hold of the slot; false if it no longer holds it. */
+    synchronized boolean renewPermit(String name, int slot, long owner, long ttlNanos) {
+        Semaphore sem = semaphores.get(name);
+        long now = System.nanoTime();
+        if (sem == null || !sem.held(slot, now) || sem.slots[slot].owner() != owner) {
+            return false;
+        }
+        sem.slots[slot] = new Holder(owner, now + ttlNanos, sem.slots[slot].token());
+        return true;
+    }
+
+    /** Frees the slot if {@code owner} holds it; never someone else's. Forgets a semaphore nobody holds. */
+    synchronized void releasePermit(String name, int slot, long owner) {
+        Semaphore sem = semaphores.get(name);
+        if (sem == null || sem.slots[slot] == null || sem.slots[slot].owner() != owner) {
+            return;
+        }
+        sem.slots[slot] = null;
+        if (sem.empty(System.nanoTime())) {
+            semaphores.remove(name);
+        }
+        notifyAll();
+    }
+
+    /** Takes every permit of the semaphore away, as a server-side expiry would. */
+    public synchronized void evictSemaphore(String name) {
+        semaphores.remove(name);
+        notifyAll();
+    }
+
+    /** How many slots of the semaphore are held now. */
+    public synchronized int heldPermits(String name) {
+        Semaphore sem = semaphores.get(name);
+        int held = 0;
+        long now = System.nanoTime();
+        for (int i = 0; sem != null && i < sem.permits; i++) {
+            held += sem.held(i, now) ? 1 : 0;
+        }
+        return held;
+    }
+
+    /** How many semaphores the server keeps state for. */
+    public synchronized int semaphoreCount() {
+        return semaphores.size();
+    }
+
     /** Lets the owner's hold run out {@code ttlNanos} from now, renewed no more; false if it no longer holds it. */
     synchronized boolean expireIn(String name, long owner, long ttlNanos) {
         Holder h = holders.get(name);
