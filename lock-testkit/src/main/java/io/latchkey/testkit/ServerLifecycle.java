@@ -4,7 +4,8 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Gives a contract its server before the first test of the class: {@link LockContract} a shared one
+ * Gives a contract its server before the first test of the class: {@link LockContract} and
+ * {@link SemaphoreContract} a shared one
  * or one of its own, {@link ClusterFailoverContract} always one of its own, closed after the class.
  * The contracts run one instance per class, so the server is there for every nested group.
  */
@@ -15,6 +16,8 @@ final class ServerLifecycle implements BeforeAllCallback {
         // nested groups inherit the extension; they have no instance of their own here and use the enclosing one's server
         Object instance = context.getTestInstance().orElse(null);
         if (instance instanceof LockContract<?> contract) {
+            contract.useServer(context);
+        } else if (instance instanceof SemaphoreContract<?> contract) {
             contract.useServer(context);
         } else if (instance instanceof ClusterFailoverContract<?> contract) {
             contract.useCluster(context);

@@ -114,6 +114,17 @@ public final class ChildHolder implements AutoCloseable {
         return request("acquire " + wait.toMillis() + " " + URLEncoder.encode(lockName, StandardCharsets.UTF_8), bound);
     }
 
+    /**
+     * Asks the child to take a permit of semaphore {@code name} of {@code permits} permits, waiting at
+     * most {@code wait}; answers within {@code bound}: {@code acquired <token> <slot>} or {@code empty}.
+     * The child then holds the permit as it holds a lock's lease ({@code check-then-write},
+     * {@code await-lost}, {@code release}).
+     */
+    public Reply acquirePermit(String name, int permits, Duration wait, Duration bound) {
+        return request("acquire-permit " + wait.toMillis() + " " + permits + " " + URLEncoder.encode(name, StandardCharsets.UTF_8),
+                bound);
+    }
+
     /** Sends a command without waiting for the answer (for a paused child); returns when it was sent. */
     public long send(String command) {
         long sentAt = System.nanoTime();

@@ -15,10 +15,11 @@ import java.util.Optional;
  * input and output, one line per command and per answer.
  *
  * <p>Argument: the connection URI, with the options in its query. Commands: {@code acquire <waitMillis>
- * <url-encoded name>}, {@code check-then-write}, {@code await-lost <millis>}, {@code release},
+ * <url-encoded name>}, {@code acquire-permit <waitMillis> <permits> <url-encoded name>} (a permit of a
+ * semaphore, then held like a lock's lease), {@code check-then-write}, {@code await-lost <millis>}, {@code release},
  * {@code exit}. Answers are lines that
  * start with {@value #PREFIX}, so that anything else a library prints to standard output is ignored:
- * {@code ready}, {@code acquired <token>}, {@code empty}, {@code valid <lost>} or {@code invalid <lost>}
+ * {@code ready}, {@code acquired <token>} ({@code acquired <token> <slot>} for a permit), {@code empty}, {@code valid <lost>} or {@code invalid <lost>}
  * followed by {@code write <token>}, {@code lost <true|false>}, {@code released}, {@code error <message>}.
  *
  * <p>{@code check-then-write} is what a holder does before touching the protected resource: it checks
@@ -60,6 +61,15 @@ public final class ChildHolderMain {
                         Optional<Lease> got = client.lock(name).tryLock(Duration.ofMillis(Long.parseLong(parts[1])));
                         lease = got.orElse(null);
                         out.println(PREFIX + (lease == null ? "empty" : "acquired " + lease.fencingToken()));
+                        break;
+                    case "acquire-permit":
+                        String[] permitsAndName = parts[2].split(" ", 2);
+                        Optional<io.latchkey.SemaphoreLease> permit = client
+                                .semaphore(URLDecoder.decode(permitsAndName[1], StandardCharsets.UTF_8),
+                                        Integer.parseInt(permitsAndName[0]))
+                                .tryAcquire(Duration.ofMillis(Long.parseLong(parts[1])));
+                        lease = permit.orElse(null);
+                        out.println(PREFIX + permit.map(p -> "acquired " + p.fencingToken() + " " + p.slot()).orElse("empty"));
                         break;
                     case "check-then-write":
                         boolean valid = lease.isValid();

@@ -3,6 +3,8 @@ package io.latchkey.testkit.history;
 import io.latchkey.Lease;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -22,6 +24,12 @@ public final class History {
 
     private final List<Event> events = new ArrayList<>();
     private final AtomicInteger grants = new AtomicInteger();
+    /** The semaphore and slot of every permit grant, by grant id; lock grants are not in it. */
+    private final Map<Integer, Permit> permits = new ConcurrentHashMap<>();
+
+    /** The semaphore and slot of a permit grant. */
+    record Permit(String semaphore, int slot) {
+    }
 
     /** The clock every event is measured on. */
     public static long now() {
@@ -39,6 +47,28 @@ public final class History {
         Grant grant = new Grant(grants.incrementAndGet(), actor, lock, token);
         append(new Event(Event.Kind.ACQUIRED, grantedAt, requestedAt, grant.id, actor, lock, token));
         return grant;
+    }
+
+    /**
+     * Records the grant of a permit of a semaphore. Its events carry {@link #permitKey} as their lock,
+     * so that {@link HistoryChecker}'s rules for locks hold per slot (one valid holder per slot, tokens
+     * growing per slot, a fenced resource per slot); {@link HistoryChecker#assertPermitsRespected} adds
+     * the count of valid leases of the semaphore against its permits.
+     */
+    public Grant acquiredPermit(String actor, String semaphore, int slot, long token, long requestedAt, long grantedAt) {
+        Grant grant = acquired(actor, permitKey(semaphore, slot), token, requestedAt, grantedAt);
+        permits.put(grant.id, new Permit(semaphore, slot));
+        return grant;
+    }
+
+    /** What the events of a permit grant name as their lock: the semaphore and the slot. */
+    public static String permitKey(String semaphore, int slot) {
+        return semaphore + " [permit " + slot + "]";
+    }
+
+    /** The semaphore and slot of a permit grant, or null for a lock's grant. */
+    Permit permitOf(int grant) {
+        return permits.get(grant);
     }
 
     /**
@@ -105,6 +135,12 @@ public final class History {
 
         public long token() {
             return token;
+        }
+
+        /** The permit slot of a grant recorded with {@link History#acquiredPermit}; -1 for a lock's grant. */
+        public int slot() {
+            Permit p = permits.get(id);
+            return p == null ? -1 : p.slot();
         }
 
         /** The holder found the lease valid, by a check that started at {@code checkStartedAt}. */

@@ -10,7 +10,8 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * Checks a {@link History} against the safety rules of the contract (docs/contract.md, rules 1 and 8).
+ * Checks a {@link History} against the safety rules of the contract (docs/contract.md, rules 1 and 8),
+ * and a history of semaphore permits against its number of permits ({@link #assertPermitsRespected}).
  *
  * <ul>
  *   <li>No overlap between valid leases: per lock, the spans in which two different grants were seen
@@ -69,6 +70,52 @@ public final class HistoryChecker {
             tokenOrder(lockSpans, out);
         }
         staleWrites(events, out);
+        return out;
+    }
+
+    /**
+     * Fails with every violation found in a history of semaphore permits ({@link History#acquiredPermit}):
+     * the rules of {@link #assertConsistent} per slot, and at no instant more than {@code permits} valid
+     * leases of one semaphore, nor a slot outside {@code 0..permits-1}.
+     */
+    public static void assertPermitsRespected(History history, int permits) {
+        List<Event> events = history.events();
+        List<String> violations = permitViolations(history, permits);
+        if (!violations.isEmpty()) {
+            throw new AssertionError(violations.size() + " violation(s) in a history of " + events.size() + " events:\n  "
+                    + String.join("\n  ", violations) + "\n" + describe(events));
+        }
+    }
+
+    /** The violations of {@link #assertPermitsRespected}; empty if there are none. */
+    public static List<String> permitViolations(History history, int permits) {
+        List<Event> events = history.events();
+        List<String> out = violations(events);
+        Map<Integer, Span> spans = spans(events, new ArrayList<>());
+        Map<String, List<Span>> bySemaphore = new LinkedHashMap<>();
+        for (Span s : spans.values()) {
+            History.Permit permit = history.permitOf(s.grant);
+            if (permit == null) {
+                continue;
+            }
+            bySemaphore.computeIfAbsent(permit.semaphore(), k -> new ArrayList<>()).add(s);
+            if (permit.slot() < 0 || permit.slot() >= permits) {
+                out.add(s + " of semaphore '" + permit.semaphore() + "' holds slot " + permit.slot() + ", outside 0.."
+                        + (permits - 1));
+            }
+        }
+        for (Map.Entry<String, List<Span>> e : bySemaphore.entrySet()) {
+            List<Span> valid = e.getValue().stream().filter(s -> s.seenValid).collect(Collectors.toList());
+            // the most leases valid at once are valid at the start of one of them
+            for (Span s : valid) {
+                List<Span> atOnce = valid.stream().filter(t -> t.start - s.start <= 0 && t.end - s.start >= 0)
+                        .collect(Collectors.toList());
+                if (atOnce.size() > permits) {
+                    out.add(atOnce.size() + " valid leases of semaphore '" + e.getKey() + "' of " + permits
+                            + " permits at once, when " + s + " was granted: " + atOnce);
+                }
+            }
+        }
         return out;
     }
 

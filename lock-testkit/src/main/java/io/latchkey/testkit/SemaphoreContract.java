@@ -1,0 +1,211 @@
+package io.latchkey.testkit;
+
+import io.latchkey.LockClient;
+import io.latchkey.LockOptions;
+import io.latchkey.testkit.fault.CuttableClient;
+import io.latchkey.testkit.fault.OptionsUri;
+import io.latchkey.testkit.fault.TcpProxy;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.ClassOrderer;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.TestClassOrder;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * The semaphore contract ({@link io.latchkey.DistributedSemaphore}), to subclass once per backend that
+ * implements {@link io.latchkey.spi.SemaphoreBackend}, beside its {@link LockContract}.
+ *
+ * <p>The same shape and hooks as {@link LockContract}: the constructor says how to start the server
+ * (and whether it is shared under a key), every promise is one {@code @Nested} group named by a
+ * sentence, and timing bounds derive from {@link #options()} and {@link #slack()}. The faults are the
+ * kit's real ones: kill -9 and SIGSTOP of a holder in a child JVM, a network cut of one client. Every
+ * history of grants is checked by {@link io.latchkey.testkit.history.HistoryChecker#assertPermitsRespected}:
+ * never more than {@code N} valid leases at once, one valid holder per slot, tokens growing per slot,
+ * and a resource fenced per slot that never accepts a superseded holder's write.
+ *
+ * <p>One instance per test class; tests run one at a time and each takes its own semaphore names.
+ *
+ * @param <S> the kind of server
+ */
+@TestClassOrder(ClassOrderer.OrderAnnotation.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@ExtendWith(ServerLifecycle.class)
+public abstract class SemaphoreContract<S extends LockServer> {
+
+    private final String serverKey;
+    private final Supplier<? extends S> startServer;
+    private volatile S server;
+
+    /** A contract on a server of this class's own, started before the first test and closed after the last. */
+    protected SemaphoreContract(Supplier<? extends S> startServer) {
+        this.serverKey = null;
+        this.startServer = Objects.requireNonNull(startServer, "startServer");
+    }
+
+    /** A contract on the server the test classes of one JVM share under {@code serverKey}, as {@link LockContract}'s. */
+    protected SemaphoreContract(String serverKey, Supplier<? extends S> startServer) {
+        this.serverKey = SharedServer.requireKey(serverKey);
+        this.startServer = Objects.requireNonNull(startServer, "startServer");
+    }
+
+    /** The running server; there from the first test of the class on. */
+    protected final S server() {
+        return ServerLifecycle.started(server, this, "server()");
+    }
+
+    /** Starts or finds the server for the class of {@code context}; called by {@link ServerLifecycle}. */
+    final void useServer(ExtensionContext context) {
+        server = serverKey != null
+                ? SharedServer.in(context.getRoot(), serverKey, startServer)
+                : SharedServer.in(context, getClass().getName(), startServer);
+    }
+
+    /** The options every client of the contract gets; by default a lease of 6 s, as {@link LockContract}'s. */
+    protected LockOptions options() {
+        return LockOptions.builder().lease(Duration.ofSeconds(6)).build();
+    }
+
+    /** A new client on the server, reached directly. */
+    protected LockClient newClient() {
+        return LockClient.connect(URI.create(server().uri(server().endpoints())), options());
+    }
+
+    /** A new client whose traffic to the server can be cut; by default through a {@link TcpProxy} per endpoint. */
+    protected CuttableClient newCuttableClient() {
+        List<TcpProxy> proxies = new ArrayList<>();
+        try {
+            List<InetSocketAddress> endpoints = new ArrayList<>();
+            for (InetSocketAddress target : server().endpoints()) {
+                TcpProxy proxy = TcpProxy.start(target);
+                proxies.add(proxy);
+                endpoints.add(proxy.endpoint());
+            }
+            LockClient client = LockClient.connect(URI.create(server().uri(endpoints)), options());
+            return CuttableClient.throughProxies(client, proxies);
+        } catch (RuntimeException e) {
+            proxies.forEach(TcpProxy::close);
+            throw e;
+        }
+    }
+
+    /** The URI a holder in a child JVM connects with, carrying every option in its query. */
+    protected String childUri() {
+        return OptionsUri.of(server().uri(server().endpoints()), options());
+    }
+
+    /** Extra options for the child JVMs; none by default. */
+    protected List<String> childJvmOptions() {
+        return List.of();
+    }
+
+    /** The small bound added to configured times: by default the larger of {@code safetyMargin} and half of {@code timeout}. */
+    protected Duration slack() {
+        Duration halfTimeout = options().timeout().dividedBy(2);
+        Duration margin = options().safetyMargin();
+        return margin.compareTo(halfTimeout) > 0 ? margin : halfTimeout;
+    }
+
+    /** Whether {@code thread} belongs to the library: by default threads named {@code latchkey-...}. */
+    protected boolean isLibraryThread(Thread thread) {
+        return thread.getName().startsWith("latchkey-");
+    }
+
+    /**
+     * Called after every lease and the client were closed, with the names of the semaphores the test
+     * used: override to check that no key, node, lease or group member of them remains. The default
+     * checks nothing beyond the library's threads, which the contract checks itself.
+     */
+    protected void assertNothingLeftInBackend(Collection<String> semaphoreNames) {
+    }
+
+    @Nested
+    @Order(1)
+    @DisplayName("1. At most N valid leases at once, across threads, clients and processes; the N+1-th waits for a release")
+    class AtMostN extends SemaphoreExclusionTests {
+        @Override
+        SemaphoreContract<?> contract() {
+            return SemaphoreContract.this;
+        }
+    }
+
+    @Nested
+    @Order(2)
+    @DisplayName("2. Try with a deadline: tryAcquire returns within wait + timeout, and an unreachable backend is an exception")
+    class TryWithDeadline extends SemaphoreDeadlineTests {
+        @Override
+        SemaphoreContract<?> contract() {
+            return SemaphoreContract.this;
+        }
+    }
+
+    @Nested
+    @Order(3)
+    @DisplayName("3. Permits: every holder agrees on N, each tryAcquire takes another permit, any thread may close a lease")
+    class Permits extends SemaphorePermitTests {
+        @Override
+        SemaphoreContract<?> contract() {
+            return SemaphoreContract.this;
+        }
+    }
+
+    @Nested
+    @Order(5)
+    @DisplayName("5. Crash release: a holder that dies frees its permit within lease + a bound")
+    class CrashRelease extends SemaphoreCrashTests {
+        @Override
+        SemaphoreContract<?> contract() {
+            return SemaphoreContract.this;
+        }
+    }
+
+    @Nested
+    @Order(6)
+    @DisplayName("6. Renewal: a live holder keeps its permit far past the lease")
+    class Renewal extends SemaphoreRenewalTests {
+        @Override
+        SemaphoreContract<?> contract() {
+            return SemaphoreContract.this;
+        }
+    }
+
+    @Nested
+    @Order(7)
+    @DisplayName("7. Loss is signalled, never silent: a paused or cut holder is invalid before its slot is granted again")
+    class LossSignal extends SemaphoreLossTests {
+        @Override
+        SemaphoreContract<?> contract() {
+            return SemaphoreContract.this;
+        }
+    }
+
+    @Nested
+    @Order(9)
+    @DisplayName("9. Names: the rule of lock names, mapped without collisions, apart from locks of the same name")
+    class Names extends SemaphoreNameTests {
+        @Override
+        SemaphoreContract<?> contract() {
+            return SemaphoreContract.this;
+        }
+    }
+
+    @Nested
+    @Order(10)
+    @DisplayName("10. Nothing leaks: after close no thread, connection or backend state of a semaphore remains")
+    class NothingLeaks extends SemaphoreLeakTests {
+        @Override
+        SemaphoreContract<?> contract() {
+            return SemaphoreContract.this;
+        }
+    }
+}

@@ -1,0 +1,94 @@
+package io.latchkey.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.latchkey.DistributedSemaphore;
+import io.latchkey.LockClient;
+import io.latchkey.SemaphoreLease;
+import io.latchkey.testkit.fault.ChildHolder;
+import java.time.Duration;
+import java.util.Optional;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every holder agrees on the number of permits; no reentrancy (each {@code tryAcquire} takes another
+ * permit); a lease may be closed from any thread, closing twice is harmless, and closing never frees
+ * another holder's permit.
+ */
+abstract class SemaphorePermitTests extends SemaphoreGroup {
+
+    @Test
+    @DisplayName("another number of permits for a semaphore in use is an IllegalArgumentException naming both numbers,"
+            + " from the same client, another client and another process")
+    void mismatchedPermitsAreRefused() throws Exception {
+        String name = name();
+        LockClient client = client();
+        SemaphoreLease held = hold(client.semaphore(name, 2));
+
+        assertThatThrownBy(() -> client.semaphore(name, 3)).as("the same client")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(name)
+                .hasMessageFindingMatch("\\b2\\b").hasMessageFindingMatch("\\b3\\b");
+        DistributedSemaphore other = client().semaphore(name, 3);
+        assertThatThrownBy(() -> other.tryAcquire(tryBound(Duration.ZERO))).as("another client")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(name)
+                .hasMessageFindingMatch("\\b2\\b").hasMessageFindingMatch("\\b3\\b");
+        ChildHolder child = childHolder();
+        ChildHolder.Reply refused = child.acquirePermit(name, 4, Duration.ZERO, tryBound(Duration.ZERO));
+        assertThat(refused.kind() + " " + refused.argument()).as("another process")
+                .startsWith("error java.lang.IllegalArgumentException").containsPattern("\\b2\\b").containsPattern("\\b4\\b");
+        assertThat(held.isValid()).as("the holder after the refused requests").isTrue();
+    }
+
+    @Test
+    @DisplayName("a number of permits outside 1..1000 is an IllegalArgumentException")
+    void permitsOutOfRangeAreRefused() {
+        LockClient client = client();
+        assertThatThrownBy(() -> client.semaphore(name(), 0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("permits");
+        assertThatThrownBy(() -> client.semaphore(name(), -2)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> client.semaphore(name(), 1001)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    @DisplayName("no reentrancy: one thread's second tryAcquire takes another permit, and with none left it is empty")
+    void everyAcquireTakesAnotherPermit() throws Exception {
+        DistributedSemaphore semaphore = client().semaphore(name(), 2);
+        SemaphoreLease one = hold(semaphore);
+        SemaphoreLease two = hold(semaphore);
+
+        assertThat(one.slot()).isNotEqualTo(two.slot());
+        assertThat(semaphore.tryAcquire()).as("a third permit of two, from the same thread").isEmpty();
+        one.close();
+        assertThat(two.isValid()).as("the second permit after the first closed").isTrue();
+        Optional<SemaphoreLease> again = semaphore.tryAcquire(tryBound(Duration.ZERO));
+        assertThat(again).as("a permit after one was released").isPresent();
+        track(again.get());
+        assertThat(again.get().slot()).isEqualTo(one.slot());
+    }
+
+    @Test
+    @DisplayName("a lease closed from another thread frees its permit; closing twice is harmless and frees nothing else")
+    void closeFromAnyThreadOnce() throws Exception {
+        String name = name();
+        DistributedSemaphore semaphore = client().semaphore(name, 2);
+        SemaphoreLease first = hold(semaphore);
+        SemaphoreLease second = hold(semaphore);
+
+        await(executor().submit(() -> {
+            first.close();
+            return null;
+        }), tryBound(Duration.ZERO), "close from another thread");
+        assertThat(first.isValid()).isFalse();
+        assertThatThrownBy(first::ensureValid).isInstanceOf(IllegalStateException.class);
+        DistributedSemaphore other = client().semaphore(name, 2);
+        SemaphoreLease third = track(other.tryAcquire(tryBound(Duration.ZERO)).orElseThrow(
+                () -> new AssertionError("no permit after one was closed from another thread")));
+        first.close();
+
+        assertThat(second.isValid()).as("the other holder after a second close").isTrue();
+        assertThat(third.isValid()).as("the new holder after a second close").isTrue();
+        assertThat(other.tryAcquire()).as("a permit beyond two after the second close").isEmpty();
+    }
+}
