@@ -24,7 +24,9 @@ public enum Flaw {
     /** Server: never removes the state of a released lock. */
     NO_CLEANUP,
     /** Server: removes a released lock with its token counter, so the next grant starts again at 1. */
-    TOKEN_RESET;
+    TOKEN_RESET,
+    /** Server: gives every semaphore one slot more than its permits, so N + 1 holders are valid at once. */
+    EXTRA_PERMIT;
 
     /** The flaw named {@code text} ({@code late-loss}, {@code out-of-order}, ...), or {@code NONE} for {@code null}. */
     public static Flaw parse(String text) {
@@ -35,7 +37,7 @@ public enum Flaw {
             return valueOf(text.toUpperCase(Locale.ROOT).replace('-', '_'));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("unknown flaw '" + text + "': use none, late-loss, unrenewed,"
-                    + " abandoned-waiter, out-of-order, no-cleanup or token-reset", e);
+                    + " abandoned-waiter, out-of-order, no-cleanup, token-reset or extra-permit", e);
         }
     }
 

@@ -7,8 +7,9 @@ import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
-import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.LockUri;
+import io.latchkey.spi.PermitLease;
+import io.latchkey.spi.SemaphoreBackend;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -43,10 +44,15 @@ import org.slf4j.LoggerFactory;
  * since the server ends the session and its grants with the connection. An interrupted acquire
  * withdraws its request, so that nothing is left queued.
  *
+ * <p>Semaphores: a {@code permit} request per permit on the same session, so a permit has exactly the
+ * evidence, renewal and loss of a lock's grant; the server keeps semaphores in a table apart from
+ * locks, under the same keys, and answers another number of permits with the semaphore's own, which
+ * becomes an {@link IllegalArgumentException} naming both.
+ *
  * <p>Threads: one pinger, and one reader per open connection, named {@code latchkey-memory-<n>-...}.
  * Thread-safe.
  */
-final class MemoryLockBackend implements LockBackend {
+final class MemoryLockBackend implements SemaphoreBackend {
 
     private static final Logger log = LoggerFactory.getLogger(MemoryLockBackend.class);
     private static final AtomicInteger BACKENDS = new AtomicInteger();
@@ -112,16 +118,44 @@ final class MemoryLockBackend implements LockBackend {
         }
     }
 
+    @Override
+    public String describeSemaphore(String name) {
+        return "memory semaphore '" + namespace + "/" + name + "' on " + server;
+    }
+
+    @Override
+    public PermitLease acquirePermit(String name, int permits, Deadline deadline, LeaseEvidence evidence)
+            throws InterruptedException {
+        while (true) {
+            try {
+                return (PermitLease) acquireOnce(name, permits, deadline, evidence);
+            } catch (LockBackendUnavailableException e) {
+                if (deadline.hasPassed()) {
+                    throw e;
+                }
+                Thread.sleep(Math.min(RETRY_MILLIS, deadline.remainingMillis()) + 1);
+            }
+        }
+    }
+
     private BackendLease acquireOnce(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        return acquireOnce(lockName, 0, deadline, evidence);
+    }
+
+    /** One acquire of a lock ({@code permits} 0) or of a permit of a semaphore, on the current connection. */
+    private BackendLease acquireOnce(String lockName, int permits, Deadline deadline, LeaseEvidence evidence)
+            throws InterruptedException {
+        boolean semaphore = permits > 0;
+        String where = semaphore ? describeSemaphore(lockName) : describe(lockName);
         Connection c;
         try {
             c = connection();
         } catch (LockBackendUnavailableException e) {
-            throw new LockBackendUnavailableException(lockName, describe(lockName) + ": " + e.getMessage(), e);
+            throw new LockBackendUnavailableException(lockName, where + ": " + e.getMessage(), e);
         }
         long id = ids.incrementAndGet();
-        CompletableFuture<String[]> answer = c.request(id, "acquire " + id + " " + key(namespace, lockName) + " "
-                + deadline.remainingMillis());
+        CompletableFuture<String[]> answer = c.request(id, (semaphore ? "permit " : "acquire ") + id + " "
+                + key(namespace, lockName) + " " + (semaphore ? permits + " " : "") + deadline.remainingMillis());
         String[] granted;
         try {
             granted = answer.get(deadline.plus(options.timeout()).remainingNanos(), TimeUnit.NANOSECONDS);
@@ -134,12 +168,18 @@ final class MemoryLockBackend implements LockBackend {
         } catch (TimeoutException | ExecutionException e) {
             c.pending.remove(id);
             c.send("cancel " + id);
-            throw unavailable(lockName, "acquire", e);
+            throw unavailableAt(lockName, where, "acquire", e);
         }
         if (granted[0].equals("busy")) {
             return null;
         }
-        Held held = new Held(c, id, lockName, Long.parseLong(granted[2]), evidence);
+        if (granted[0].equals("mismatch")) {
+            throw new IllegalArgumentException("semaphore '" + lockName + "' (" + where + ") has " + granted[2]
+                    + " permits on the server, and this call asked for " + permits + ": every holder of a semaphore must"
+                    + " use the same number of permits");
+        }
+        Held held = semaphore ? new HeldPermit(c, id, lockName, Long.parseLong(granted[2]), Integer.parseInt(granted[3]), evidence)
+                : new Held(c, id, lockName, Long.parseLong(granted[2]), evidence);
         c.held.put(id, held);
         // the grant lives as long as the session, which the last answered request kept alive
         evidence.confirmed(c.lastAnsweredSentAt, c.reportedTtl());
@@ -191,8 +231,12 @@ final class MemoryLockBackend implements LockBackend {
     }
 
     private LockBackendUnavailableException unavailable(String lockName, String what, Exception cause) {
+        return unavailableAt(lockName, describe(lockName), what, cause);
+    }
+
+    private LockBackendUnavailableException unavailableAt(String lockName, String where, String what, Exception cause) {
         return new LockBackendUnavailableException(lockName, "memory server " + server + " did not answer the "
-                + what + " of " + describe(lockName) + " within " + Durations.format(options.timeout())
+                + what + " of " + where + " within " + Durations.format(options.timeout())
                 + ": check that it runs and is reachable", cause);
     }
 
@@ -312,8 +356,33 @@ final class MemoryLockBackend implements LockBackend {
         }
     }
 
+    /** A permit of a semaphore on one connection: a grant with its slot, released like a lock's. */
+    private final class HeldPermit extends Held implements PermitLease {
+        final int slot;
+
+        HeldPermit(Connection connection, long id, String name, long token, int slot, LeaseEvidence evidence) {
+            super(connection, id, name, token, evidence);
+            this.slot = slot;
+        }
+
+        @Override
+        public int slot() {
+            return slot;
+        }
+
+        @Override
+        String where() {
+            return describeSemaphore(lockName);
+        }
+
+        @Override
+        public boolean recordsSlots() {
+            return false; // schedule slots belong to locks
+        }
+    }
+
     /** A grant on one connection. */
-    private final class Held implements BackendLease {
+    private class Held implements BackendLease {
         final Connection connection;
         final long id;
         final String lockName;
@@ -331,6 +400,11 @@ final class MemoryLockBackend implements LockBackend {
         @Override
         public long fencingToken() {
             return token;
+        }
+
+        /** Where the grant lives, for messages. */
+        String where() {
+            return describe(lockName);
         }
 
         @Override
@@ -377,11 +451,11 @@ final class MemoryLockBackend implements LockBackend {
                 connection.request(rid, "release " + rid + " " + id).get(options.timeout().toMillis(), TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw unavailable(lockName, "release", e);
+                throw unavailableAt(lockName, where(), "release", e);
             } catch (ExecutionException | TimeoutException e) {
                 connection.pending.remove(rid);
                 if (!connection.dead) {
-                    throw unavailable(lockName, "release", e);
+                    throw unavailableAt(lockName, where(), "release", e);
                 }
             }
         }

@@ -31,11 +31,19 @@ import java.util.concurrent.TimeUnit;
  * <pre>
  * hello &lt;id&gt; &lt;ttlMillis&gt;              -&gt; welcome &lt;id&gt; &lt;ttlMillis&gt;   (the session's TTL, as the server keeps it)
  * acquire &lt;id&gt; &lt;name&gt; &lt;waitMillis&gt;  -&gt; granted &lt;id&gt; &lt;token&gt; | busy &lt;id&gt;
+ * permit &lt;id&gt; &lt;name&gt; &lt;permits&gt; &lt;waitMillis&gt;
+ *                                     -&gt; granted &lt;id&gt; &lt;token&gt; &lt;slot&gt; | busy &lt;id&gt; | mismatch &lt;id&gt; &lt;permits&gt;
  * cancel &lt;id&gt;                         (withdraws a waiting acquire, or releases it if granted; no answer)
  * release &lt;id&gt; &lt;acquireId&gt;            -&gt; released &lt;id&gt;
  * ping &lt;id&gt;                           -&gt; pong &lt;id&gt;
  * inspect &lt;id&gt; &lt;name&gt;                  -&gt; state &lt;id&gt; absent|present
  * </pre>
+ *
+ * <p>Semaphores live in a table of their own, so that a semaphore and a lock of one name are
+ * independent: each has its number of permits, a holder per slot and waiters in arrival order; a
+ * request with another number of permits than the semaphore's is answered {@code mismatch} with the
+ * semaphore's number, and the state goes once no slot is held and nobody waits. {@code cancel} and
+ * {@code release} take the id of a {@code permit} request as they take an {@code acquire}'s.
  *
  * <p>A connection is a session, kept alive by whatever it sends; a session silent for its TTL is
  * closed, and with it go its grants and waiting requests, as they do when the connection closes.
@@ -55,6 +63,7 @@ public final class MemoryLockServer implements AutoCloseable {
     private final Path state;
     private final Flaw flaw;
     private final Map<String, Entry> locks = new HashMap<>();
+    private final Map<String, Semaphore> semaphores = new HashMap<>();
     /** The last completed schedule slot per lock key; kept in memory only, so a restart forgets it. */
     private final Map<String, String> slots = new HashMap<>();
     private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
@@ -70,6 +79,27 @@ public final class MemoryLockServer implements AutoCloseable {
     }
 
     private record Grant(Session session, long id, long token) {
+    }
+
+    private final class Semaphore {
+        final int permits;
+        final Grant[] slots;
+        final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+
+        Semaphore(int permits) {
+            this.permits = permits;
+            // Flaw.EXTRA_PERMIT: one slot more than the semaphore has
+            this.slots = new Grant[flaw == Flaw.EXTRA_PERMIT ? permits + 1 : permits];
+        }
+
+        boolean idle() {
+            for (Grant g : slots) {
+                if (g != null) {
+                    return false;
+                }
+            }
+            return waiters.isEmpty();
+        }
     }
 
     private record Waiter(Session session, long id, long deadline) {
@@ -184,9 +214,27 @@ public final class MemoryLockServer implements AutoCloseable {
                     grantNext(name, e);
                 }
                 break;
+            case "permit":
+                String semName = r[2];
+                int permits = Integer.parseInt(r[3]);
+                long semWait = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(r[4]));
+                Semaphore sem = semaphores.computeIfAbsent(semName, k -> new Semaphore(permits));
+                if (sem.permits != permits) {
+                    s.out.println("mismatch " + r[1] + " " + sem.permits);
+                    break;
+                }
+                Waiter pw = new Waiter(s, Long.parseLong(r[1]), System.nanoTime() + semWait);
+                sem.waiters.addLast(pw);
+                grantPermits(semName, sem);
+                if (semWait <= 0 && sem.waiters.remove(pw)) {
+                    s.out.println("busy " + pw.id);
+                    grantPermits(semName, sem);
+                }
+                break;
             case "cancel":
                 long id = Long.parseLong(r[1]);
                 locks.forEach((n, entry) -> entry.waiters.removeIf(q -> q.session == s && q.id == id));
+                semaphores.forEach((n, sem2) -> sem2.waiters.removeIf(q -> q.session == s && q.id == id));
                 releaseWhere(g -> g.session == s && g.id == id);
                 break;
             case "release":
@@ -212,7 +260,7 @@ public final class MemoryLockServer implements AutoCloseable {
                 }
                 break;
             case "inspect":
-                s.out.println("state " + r[1] + (locks.containsKey(r[2]) ? " present" : " absent"));
+                s.out.println("state " + r[1] + (locks.containsKey(r[2]) || semaphores.containsKey(r[2]) ? " present" : " absent"));
                 break;
             default:
                 s.out.println("error unknown request " + r[0]);
@@ -235,7 +283,38 @@ public final class MemoryLockServer implements AutoCloseable {
         }
     }
 
+    /** Grants free slots to the next live waiters; removes the state of a semaphore nobody holds or wants. */
+    private void grantPermits(String name, Semaphore sem) throws IOException {
+        if (System.nanoTime() - graceUntil >= 0) {
+            for (int slot = 0; slot < sem.slots.length && !sem.waiters.isEmpty(); slot++) {
+                if (sem.slots[slot] == null) {
+                    Waiter w = sem.waiters.pollFirst();
+                    long token = ++lastToken;
+                    save();
+                    sem.slots[slot] = new Grant(w.session, w.id, token);
+                    w.session.out.println("granted " + w.id + " " + token + " " + slot);
+                }
+            }
+        }
+        if (sem.idle() && flaw != Flaw.NO_CLEANUP) {
+            semaphores.remove(name);
+        }
+    }
+
     private void releaseWhere(java.util.function.Predicate<Grant> which) throws IOException {
+        for (Map.Entry<String, Semaphore> e : List.copyOf(semaphores.entrySet())) {
+            Grant[] slots = e.getValue().slots;
+            boolean freed = false;
+            for (int slot = 0; slot < slots.length; slot++) {
+                if (slots[slot] != null && which.test(slots[slot])) {
+                    slots[slot] = null;
+                    freed = true;
+                }
+            }
+            if (freed) {
+                grantPermits(e.getKey(), e.getValue());
+            }
+        }
         for (Map.Entry<String, Entry> e : List.copyOf(locks.entrySet())) {
             if (e.getValue().holder != null && which.test(e.getValue().holder)) {
                 e.getValue().holder = null;
@@ -250,6 +329,7 @@ public final class MemoryLockServer implements AutoCloseable {
                 return;
             }
             locks.values().forEach(e -> e.waiters.removeIf(w -> w.session == s));
+            semaphores.values().forEach(e -> e.waiters.removeIf(w -> w.session == s));
             try {
                 releaseWhere(g -> g.session == s);
             } catch (IOException e) {
@@ -297,6 +377,16 @@ public final class MemoryLockServer implements AutoCloseable {
                     return true;
                 });
                 grantNext(e.getKey(), e.getValue());
+            }
+            for (Map.Entry<String, Semaphore> e : List.copyOf(semaphores.entrySet())) {
+                e.getValue().waiters.removeIf(w -> {
+                    if (now - w.deadline < 0) {
+                        return false;
+                    }
+                    w.session.out.println("busy " + w.id);
+                    return true;
+                });
+                grantPermits(e.getKey(), e.getValue());
             }
         }
     }

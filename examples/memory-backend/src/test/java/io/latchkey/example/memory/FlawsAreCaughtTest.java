@@ -23,6 +23,7 @@ class FlawsAreCaughtTest {
 
     private static final String LOCK_CONTRACT = "io.latchkey.testkit.LockContract$";
     private static final String FAIR_CONTRACT = "io.latchkey.testkit.FairOrderingContract$";
+    private static final String SEMAPHORE_CONTRACT = "io.latchkey.testkit.SemaphoreContract$";
 
     @Test
     @DisplayName("a backend that reports a TTL longer than the server keeps fails the network-cut test")
@@ -57,16 +58,30 @@ class FlawsAreCaughtTest {
         assertCaught(TokenReset.class, LOCK_CONTRACT + "FencingTokens", "tokensIncreaseAfterCleanup");
     }
 
+    @Test
+    @DisplayName("a server that grants N + 1 permits fails the semaphore's N+1-th-waits test and its many-contenders history check")
+    void extraPermit() {
+        assertCaught(ExtraPermit.class, SEMAPHORE_CONTRACT + "AtMostN", "nPlusOneWaitsAndGetsTheReleasedSlot",
+                MemorySemaphoreContractTest.class);
+        assertCaught(ExtraPermit.class, SEMAPHORE_CONTRACT + "AtMostN", "neverMoreThanNValidLeases",
+                MemorySemaphoreContractTest.class);
+    }
+
     /**
      * Runs one test of a contract group against {@code flawed}: it fails on one of its checks (an
      * assertion, or a wait that timed out), not on a setup error; against the honest backend: it passes.
      */
     private static void assertCaught(Class<?> flawed, String group, String test) {
+        assertCaught(flawed, group, test, MemoryLockContractTest.class);
+    }
+
+    /** As above, with {@code honest} the contract run against the honest backend. */
+    private static void assertCaught(Class<?> flawed, String group, String test, Class<?> honest) {
         Events events = run(flawed, group, test);
         events.assertStatistics(s -> s.started(1).failed(1));
         events.failed().assertThatEvents().haveExactly(1, finishedWithFailure(new Condition<>(
                 t -> t instanceof AssertionError || t instanceof ConditionTimeoutException, "a failed check")));
-        run(MemoryLockContractTest.class, group, test).assertStatistics(s -> s.started(1).succeeded(1));
+        run(honest, group, test).assertStatistics(s -> s.started(1).succeeded(1));
     }
 
     private static Events run(Class<?> contract, String group, String test) {
@@ -102,6 +117,12 @@ class FlawsAreCaughtTest {
     static class NoCleanup extends MemoryContract {
         NoCleanup() {
             super(Flaw.NO_CLEANUP);
+        }
+    }
+
+    static class ExtraPermit extends MemorySemaphores {
+        ExtraPermit() {
+            super(Flaw.EXTRA_PERMIT);
         }
     }
 
