@@ -38,6 +38,9 @@
  * }
  * }</pre>
  *   </li>
+ *   <li>If the backend offers semaphores ({@link io.latchkey.spi.SemaphoreBackend}), subclass
+ *       {@link io.latchkey.testkit.SemaphoreContract} too, in a class of its own, the same way and with
+ *       the same hooks; its {@code assertNothingLeftInBackend} receives semaphore names.</li>
  *   <li>For a cluster, subclass {@link io.latchkey.testkit.ClusterFailoverContract} (or
  *       {@link io.latchkey.testkit.LinearizableFailoverContract} if the lock is replicated by
  *       consensus) the same way, with {@code failLeader()} and {@code failoverTime()}; its cluster is
@@ -55,7 +58,8 @@
  * </ol>
  *
  * <p>Optional capabilities are sub-contracts ({@link io.latchkey.testkit.FairOrderingContract}),
- * never disabled tests: a backend claims a capability by subclassing its contract.
+ * never disabled tests: a backend claims a capability by subclassing its contract. Semaphores are one
+ * such capability ({@link io.latchkey.testkit.SemaphoreContract}).
  *
  * <h2>What is inside</h2>
  *
@@ -64,7 +68,8 @@
  *   <li>{@code io.latchkey.testkit.fault}: the faults: a TCP proxy that cuts traffic without a
  *       reset, a lock holder in a child JVM that can be killed or paused, signals.</li>
  *   <li>{@code io.latchkey.testkit.history}: the record of grants, validity checks, writes and
- *       releases on one clock, a fenced resource, and the checker of the contract's safety rules.</li>
+ *       releases on one clock, a fenced resource (and one fenced per permit slot), and the checker of the
+ *       contract's safety rules, which also counts a semaphore's valid leases against its permits.</li>
  *   <li>{@code io.latchkey.testkit.<backend>}: the server fixtures of this repository's backends.</li>
  * </ul>
  */
