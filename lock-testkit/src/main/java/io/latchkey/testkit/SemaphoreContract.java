@@ -29,7 +29,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * <p>The same shape and hooks as {@link LockContract}: the constructor says how to start the server
  * (and whether it is shared under a key), every promise is one {@code @Nested} group named by a
  * sentence, and timing bounds derive from {@link #options()} and {@link #slack()}. The faults are the
- * kit's real ones: kill -9 and SIGSTOP of a holder in a child JVM, a network cut of one client. Every
+ * kit's real ones: kill -9 and SIGSTOP of a holder in a child JVM, a network cut of one client, a
+ * restart of the server ({@link LockServer#restart()}). Every
  * history of grants is checked by {@link io.latchkey.testkit.history.HistoryChecker#assertPermitsRespected}:
  * never more than {@code N} valid leases at once, one valid holder per slot, tokens growing per slot,
  * and a resource fenced per slot that never accepts a superseded holder's write.
@@ -183,6 +184,16 @@ public abstract class SemaphoreContract<S extends LockServer> {
     @Order(7)
     @DisplayName("7. Loss is signalled, never silent: a paused or cut holder is invalid before its slot is granted again")
     class LossSignal extends SemaphoreLossTests {
+        @Override
+        SemaphoreContract<?> contract() {
+            return SemaphoreContract.this;
+        }
+    }
+
+    @Nested
+    @Order(8)
+    @DisplayName("7b. Loss across a server restart: never more than N valid leases, and the semaphore usable again")
+    class ServerRestart extends SemaphoreRestartTests {
         @Override
         SemaphoreContract<?> contract() {
             return SemaphoreContract.this;

@@ -139,6 +139,27 @@ public final class HistoryChecker {
         }
     }
 
+    /**
+     * Fails unless some permit of semaphore {@code semaphore} was granted within {@code bound} after
+     * {@code from}: availability of a semaphore after a fault, whatever the slot.
+     */
+    public static void assertPermitAvailableWithin(History history, String semaphore, long from, Duration bound) {
+        List<Event> events = history.events();
+        Event first = events.stream()
+                .filter(e -> e.kind() == Event.Kind.ACQUIRED && e.at() - from >= 0)
+                .filter(e -> history.permitOf(e.grant()) != null && history.permitOf(e.grant()).semaphore().equals(semaphore))
+                .min(Comparator.comparingLong(Event::at)).orElse(null);
+        if (first == null) {
+            throw new AssertionError("no permit of semaphore '" + semaphore + "' was granted after the fault; one had to be"
+                    + " within " + bound + "\n" + describe(events));
+        }
+        Duration took = Duration.ofNanos(first.at() - from);
+        if (took.compareTo(bound) > 0) {
+            throw new AssertionError("a permit of semaphore '" + semaphore + "' was granted again " + took.toMillis()
+                    + " ms after the fault, later than the bound of " + bound.toMillis() + " ms\n" + describe(events));
+        }
+    }
+
     /** The last events of the history, readable, for failure messages. */
     public static String describe(List<Event> events) {
         long origin = events.isEmpty() ? 0 : events.get(0).at();
