@@ -67,6 +67,13 @@ class FlawsAreCaughtTest {
                 MemorySemaphoreContractTest.class);
     }
 
+    @Test
+    @DisplayName("a backend that reports a TTL longer than the server keeps fails the semaphore's network-cut test")
+    void lateLossOfAPermit() {
+        assertCaught(LateLossSemaphores.class, SEMAPHORE_CONTRACT + "LossSignal", "cutHolderLosesPermitBeforeItIsGrantedAgain",
+                MemorySemaphoreContractTest.class);
+    }
+
     /**
      * Runs one test of a contract group against {@code flawed}: it fails on one of its checks (an
      * assertion, or a wait that timed out), not on a setup error; against the honest backend: it passes.
@@ -123,6 +130,12 @@ class FlawsAreCaughtTest {
     static class ExtraPermit extends MemorySemaphores {
         ExtraPermit() {
             super(Flaw.EXTRA_PERMIT);
+        }
+    }
+
+    static class LateLossSemaphores extends MemorySemaphores {
+        LateLossSemaphores() {
+            super(Flaw.LATE_LOSS);
         }
     }
 
