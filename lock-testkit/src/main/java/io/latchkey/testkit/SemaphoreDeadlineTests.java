@@ -35,8 +35,8 @@ abstract class SemaphoreDeadlineTests extends SemaphoreGroup {
 
         Duration wait = slack();
         Duration waited = ContractGroup.timed(() -> assertThat(other.tryAcquire(wait)).isEmpty());
-        assertThat(waited).as("tryAcquire(%s) on a full semaphore", wait).isGreaterThanOrEqualTo(wait)
-                .isLessThanOrEqualTo(tryBound(wait));
+        // a backend counting in milliseconds may give up within one millisecond of the deadline
+        assertThat(waited).as("tryAcquire(%s) on a full semaphore", wait).isBetween(wait.minusMillis(1), tryBound(wait));
 
         assertThatThrownBy(() -> other.acquire(Duration.ZERO)).isInstanceOf(LockNotAcquiredException.class)
                 .hasMessageContaining(name).hasMessageContaining("2 permits");
