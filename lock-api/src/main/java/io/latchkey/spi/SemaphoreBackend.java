@@ -32,8 +32,9 @@ package io.latchkey.spi;
  *       remains but what fencing needs (a token counter).</li>
  * </ul>
  *
- * <p>How the kinds of backend map onto slots: a Redis script over a hash of slot fields, each with its
- * own expiry, and the permit count stored beside them; ZooKeeper ephemeral nodes {@code slot-<k>} (or
+ * <p>How the kinds of backend map onto slots: a Redis script over one key per slot (in one hash slot
+ * of a cluster, {@code <prefix>:semaphore:{name}:<k>}), each with its own {@code PX} expiry, the
+ * permit count and a token counter beside them; ZooKeeper ephemeral nodes {@code slot-<k>} (or
  * ephemeral sequential waiters that take the lowest free slot), the token the slot node's
  * {@code czxid}; etcd keys {@code <prefix>/<k>} created only if absent and bound to the holder's lease,
  * the token their create revision; Kafka a topic of {@code permits} partitions in one consumer group
