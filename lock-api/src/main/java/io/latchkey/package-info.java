@@ -1,6 +1,7 @@
 /**
  * Latchkey's public API: {@link io.latchkey.LockClient}, {@link io.latchkey.DistributedLock},
- * {@link io.latchkey.Lease}, {@link io.latchkey.LockOptions} and the exceptions. It names no backend
+ * {@link io.latchkey.Lease}, {@link io.latchkey.DistributedSemaphore} and its
+ * {@link io.latchkey.SemaphoreLease}, {@link io.latchkey.LockOptions} and the exceptions. It names no backend
  * type; the backend is chosen by the artifact on the class path and the URI's scheme. What every
  * backend promises, rule by rule, is the contract: {@code docs/contract.md} in the repository.
  *

@@ -64,8 +64,9 @@ import org.slf4j.LoggerFactory;
  * <p>The pieces, each package-private: {@link LockHandle} (the application's {@code DistributedLock}),
  * {@link LocalLock} (one name's gate), {@link Grant} (one backend grant, its end and its atLeast
  * linger), {@link SharedLease} (a lease, nested or not, on a grant), {@link ScheduledRun}
- * ({@code runLocked}/{@code callLocked}: slots and the interrupt on loss) and {@link LockEvents}
- * (listeners and their thread).
+ * ({@code runLocked}/{@code callLocked}: slots and the interrupt on loss), {@link LockEvents}
+ * (listeners and their thread) and {@link SharedSemaphores} (semaphores: permits on the same
+ * validity, loss signal and release threads, released first on close).
  */
 final class SharedLockClient implements LockClient {
 
