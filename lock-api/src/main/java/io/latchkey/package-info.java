@@ -26,6 +26,11 @@
  *       seconds.</li>
  *   <li>Lock names count Unicode code points: 255 emoji are a valid name. A name with an unpaired
  *       surrogate is refused, since no backend could store it faithfully.</li>
+ *   <li>Semaphores: fencing tokens are per permit slot (a resource shared by N holders fences each
+ *       slot, see {@link io.latchkey.SemaphoreLease}); there is no reentrancy, every
+ *       {@code tryAcquire} takes another permit; a different number of permits for a name in use is an
+ *       {@link IllegalArgumentException} naming both; at most 1000 permits; a backend without them
+ *       refuses {@code semaphore()} with an {@link UnsupportedOperationException} naming it.</li>
  * </ul>
  */
 package io.latchkey;
