@@ -1,5 +1,15 @@
 package io.latchkey.redis;
 
+import static io.latchkey.redis.RedisScripts.CHECK;
+import static io.latchkey.redis.RedisScripts.GRANT;
+import static io.latchkey.redis.RedisScripts.LINGER;
+import static io.latchkey.redis.RedisScripts.RECORD_SLOT;
+import static io.latchkey.redis.RedisScripts.RELEASE;
+import static io.latchkey.redis.RedisScripts.redissonChannel;
+import static io.latchkey.redis.RedisScripts.tokenKey;
+import static io.latchkey.redis.RedisScripts.waitersKey;
+import static io.latchkey.redis.RedisScripts.wakeChannel;
+
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
@@ -37,11 +47,12 @@ import org.slf4j.LoggerFactory;
  * Locks as Redis hashes granted, released and renewed by this class's own scripts, each grant owned by
  * its own owner id rather than by a thread, on the very keys of Redisson's {@code RFencedLock}.
  *
- * <p>Thread-safe. Operations on the server (counted by {@code RedisOperationCountTest}): an uncontended
- * lock+unlock is two script calls, {@link #GRANT} and {@link #RELEASE}. The grant returns the fencing
- * token and the key's remaining life ({@code PTTL}) as read by the same script right after it set it:
+ * <p>Thread-safe. Operations on the server (counted by {@code RedisOperationCountTest}): an
+ * uncontended lock+unlock is two script calls, {@link RedisScripts#GRANT} and
+ * {@link RedisScripts#RELEASE}. The grant returns the fencing token and the key's remaining life
+ * ({@code PTTL}) as read by the same script right after it set it:
  * that is the first confirmation of rule 7, its deadline started from the moment before the grant was
- * sent, which precedes the server's expiry clock. A holder then adds one {@link #CHECK} every
+ * sent, which precedes the server's expiry clock. A holder then adds one {@link RedisScripts#CHECK} every
  * {@code (lease - safetyMargin) / 3}: it checks that the key still holds the grant's owner, extends it
  * to the lease and reports its {@code PTTL}; one cadence, one round trip, no Redisson watchdog. A waiter
  * queues in a sorted set beside the lock and listens on the lock's wake channel; a release wakes only
@@ -61,79 +72,6 @@ final class RedisLockBackend implements LockBackend {
      */
     private static final AtomicLong OWNERS = new AtomicLong();
     private static final AtomicInteger INSTANCES = new AtomicInteger();
-
-    /** Redis before 5 replicates scripts verbatim and refuses writes after TIME unless told to replicate effects. */
-    private static final String EFFECTS = "if redis.replicate_commands then redis.replicate_commands() end; ";
-
-    /**
-     * One attempt. KEYS: the lock, the token counter, the waiter queue; ARGV: the lease in ms, the owner
-     * field, how long to stay queued in ms ({@code -1}: never queued, {@code 0}: leave the queue), the
-     * timeout in ms. If the lock key does not exist, increments the counter, takes the key for the owner
-     * with the lease, leaves the queue and returns {token, PTTL}, the PTTL read after the grant by the
-     * same script. Else returns {-1, PTTL of the holder's key} and queues the owner (or refreshes its
-     * entry) until the moment it will try again by itself plus one timeout, in server time: a waiter
-     * that died or gave up without leaving drops out of the queue by then.
-     */
-    static final String GRANT = EFFECTS
-            + "if redis.call('exists', KEYS[1]) == 0 then "
-            + "local token = redis.call('incr', KEYS[2]); "
-            + "redis.call('hset', KEYS[1], ARGV[2], 1); "
-            + "redis.call('pexpire', KEYS[1], ARGV[1]); "
-            + "if ARGV[3] ~= '-1' then redis.call('zrem', KEYS[3], ARGV[2]) end; "
-            + "return {token, redis.call('pttl', KEYS[1])} end; "
-            + "local ttl = redis.call('pttl', KEYS[1]); "
-            + "local q = tonumber(ARGV[3]); "
-            + "if q > 0 then "
-            + "if ttl >= 0 and ttl < q then q = ttl end; "
-            + "local stale = q + tonumber(ARGV[4]); "
-            + "local t = redis.call('time'); "
-            + "redis.call('zadd', KEYS[3], t[1] * 1000 + math.floor(t[2] / 1000) + stale, ARGV[2]); "
-            + "if redis.call('pttl', KEYS[3]) < stale then redis.call('pexpire', KEYS[3], stale) end; "
-            + "elseif q == 0 then redis.call('zrem', KEYS[3], ARGV[2]) end; "
-            + "return {-1, ttl}";
-
-    /**
-     * The release. KEYS: the lock, the waiter queue, the wake channel, Redisson's lock channel; ARGV: the
-     * owner field. If the key holds the owner, deletes it, drops the queue's stale entries, publishes the
-     * id of the first live waiter on the wake channel, and Redisson's unlock message on Redisson's channel
-     * (so that waiters of an older Latchkey, on Redisson's RFencedLock, are woken as before); returns 1.
-     * Else returns 0 and touches nothing.
-     */
-    static final String RELEASE = EFFECTS
-            + "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return 0 end; "
-            + "redis.call('del', KEYS[1]); "
-            + "if redis.call('exists', KEYS[2]) == 1 then "
-            + "local t = redis.call('time'); "
-            + "redis.call('zremrangebyscore', KEYS[2], '-inf', '(' .. (t[1] * 1000 + math.floor(t[2] / 1000))); "
-            + "local first = redis.call('zrange', KEYS[2], 0, 0); "
-            + "if first[1] then redis.call('publish', KEYS[3], first[1]) end end; "
-            + "redis.call('publish', KEYS[4], 0); "
-            + "return 1";
-
-    /**
-     * The renewal and the confirmation in one: if the key still holds the owner's field, extends it to
-     * the lease (ARGV[2] ms) and returns its remaining life in ms; else -3.
-     */
-    private static final String CHECK = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then "
-            + "redis.call('pexpire', KEYS[1], ARGV[2]); return redis.call('pttl', KEYS[1]) end; return -3";
-
-    /**
-     * atLeast handed to Redis: if the key still holds the owner's field, swaps that field for one no
-     * owner has (so that no late release or renewal of this owner touches it) and lets the key expire in
-     * ARGV[3] ms. Returns 1, or 0 if the key no longer holds the owner.
-     */
-    private static final String LINGER = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then "
-            + "redis.call('hdel', KEYS[1], ARGV[1]); redis.call('hset', KEYS[1], 'latchkey:atLeast', ARGV[2]); "
-            + "redis.call('pexpire', KEYS[1], ARGV[3]); return 1 end; return 0";
-
-    /**
-     * Once per slot: records ARGV[3] in the slot hash (KEYS[2]) only if the lock key (KEYS[1]) still
-     * holds the owner's field and no higher token (ARGV[2]) wrote the record. Returns 1, or 0 if refused.
-     */
-    private static final String RECORD_SLOT = "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return 0 end; "
-            + "local t = redis.call('hget', KEYS[2], 'token'); "
-            + "if t and tonumber(t) > tonumber(ARGV[2]) then return 0 end; "
-            + "redis.call('hset', KEYS[2], 'token', ARGV[2], 'slot', ARGV[3]); return 1";
 
     /**
      * The key of a lock's last completed slot: {@code latchkey_slot:{<lock key>}}, a hash with fields
@@ -194,35 +132,6 @@ final class RedisLockBackend implements LockBackend {
         return "redis key '" + key(lockName) + "'";
     }
 
-    /**
-     * A key beside {@code key} in its cluster hash slot, named as Redisson names the keys of its locks
-     * ({@code prefix:{key}}, or {@code prefix:key} when the key has braces of its own), so that the token
-     * counter and the lock channel are the very ones an older Latchkey on Redisson's RFencedLock used.
-     */
-    static String beside(String prefix, String key) {
-        return key.contains("{") ? prefix + ":" + key : prefix + ":{" + key + "}";
-    }
-
-    /** Redisson's fencing counter of the lock key: kept, so tokens go on rising across versions. */
-    static String tokenKey(String key) {
-        return beside("redisson_lock_token", key);
-    }
-
-    /** The sorted set of waiters, scored by when each entry goes stale (server time, ms). */
-    static String waitersKey(String key) {
-        return beside("latchkey_waiters", key);
-    }
-
-    /** The channel on which a release names the one waiter it wakes. */
-    static String wakeChannel(String key) {
-        return beside("latchkey_wake", key);
-    }
-
-    /** Redisson's lock channel, on which its RLock and RFencedLock waiters listen for the unlock message. */
-    static String redissonChannel(String key) {
-        return beside("redisson_lock__channel", key);
-    }
-
     /** The hash field of an owner, as Redisson writes its lock owners: the client's id and the owner id. */
     private String field(long owner) {
         return redisson.getId() + ":" + owner;
@@ -281,7 +190,7 @@ final class RedisLockBackend implements LockBackend {
         }
     }
 
-    /** One {@link #GRANT}, bounded by {@link #bound}; never leaves the lock held when given up. */
+    /** One {@link RedisScripts#GRANT}, bounded by {@link #bound}; never leaves the lock held when given up. */
     private List<Long> attempt(String lockName, String key, String field, long queueFor, Deadline end)
             throws InterruptedException {
         // With replicas Redisson follows the script with WAIT (checkLockSyncedSlaves), as it did for RFencedLock.
