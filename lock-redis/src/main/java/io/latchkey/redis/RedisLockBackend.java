@@ -1,5 +1,15 @@
 package io.latchkey.redis;
 
+import static io.latchkey.redis.RedisScripts.CHECK;
+import static io.latchkey.redis.RedisScripts.GRANT;
+import static io.latchkey.redis.RedisScripts.LINGER;
+import static io.latchkey.redis.RedisScripts.RECORD_SLOT;
+import static io.latchkey.redis.RedisScripts.RELEASE;
+import static io.latchkey.redis.RedisScripts.redissonChannel;
+import static io.latchkey.redis.RedisScripts.tokenKey;
+import static io.latchkey.redis.RedisScripts.waitersKey;
+import static io.latchkey.redis.RedisScripts.wakeChannel;
+
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
@@ -15,30 +25,39 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.redisson.RedissonFencedLock;
-import org.redisson.api.RFencedLock;
+import org.redisson.Redisson;
 import org.redisson.api.RFuture;
 import org.redisson.api.RScript;
+import org.redisson.api.RTopic;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.LongCodec;
+import org.redisson.client.codec.StringCodec;
+import org.redisson.client.protocol.RedisCommands;
+import org.redisson.command.CommandAsyncExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Locks as Redisson {@link RFencedLock}s taken with an explicit lease time, each grant owned by its own
- * owner id rather than by a thread, renewed and confirmed by this class alone.
+ * Locks as Redis hashes granted, released and renewed by this class's own scripts, each grant owned by
+ * its own owner id rather than by a thread, on the very keys of Redisson's {@code RFencedLock}.
  *
- * <p>Thread-safe. Redisson's watchdog would renew the key silently and stop just as silently when it
- * finds the key gone, and a second renewer on the same key only doubles the traffic and Redisson's error
- * logs; so the key is taken with {@code leaseTime = lease} (Redisson then schedules no renewal) and
- * every {@code (lease - safetyMargin) / 3} one script of this backend checks that the key still holds
- * the grant's owner id, extends it to the lease, reads how long it lives ({@code PTTL}), and reports
- * that as evidence: one cadence, one round trip.
+ * <p>Thread-safe. Operations on the server (counted by {@code RedisOperationCountTest}): an
+ * uncontended lock+unlock is two script calls, {@link RedisScripts#GRANT} and
+ * {@link RedisScripts#RELEASE}. The grant returns the fencing token and the key's remaining life
+ * ({@code PTTL}) as read by the same script right after it set it:
+ * that is the first confirmation of rule 7, its deadline started from the moment before the grant was
+ * sent, which precedes the server's expiry clock. A holder then adds one {@link RedisScripts#CHECK} every
+ * {@code (lease - safetyMargin) / 3}: it checks that the key still holds the grant's owner, extends it
+ * to the lease and reports its {@code PTTL}; one cadence, one round trip, no Redisson watchdog. A waiter
+ * queues in a sorted set beside the lock and listens on the lock's wake channel; a release wakes only
+ * the queued waiter whose entry runs out first, so a hand-over costs the release and the woken waiter's
+ * grant however many clients wait, where every waiting client of Redisson's {@code RLock} retries.
  */
 final class RedisLockBackend implements LockBackend {
 
@@ -55,31 +74,6 @@ final class RedisLockBackend implements LockBackend {
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
     /**
-     * The renewal and the confirmation in one: if the key still holds the owner's field, extends it to
-     * the lease (ARGV[2] ms) and returns its remaining life in ms; else -3.
-     */
-    private static final String CHECK = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then "
-            + "redis.call('pexpire', KEYS[1], ARGV[2]); return redis.call('pttl', KEYS[1]) end; return -3";
-
-    /**
-     * atLeast handed to Redis: if the key still holds the owner's field, swaps that field for one no
-     * owner has (so that no late release or renewal of this owner touches it) and lets the key expire in
-     * ARGV[3] ms. Returns 1, or 0 if the key no longer holds the owner.
-     */
-    private static final String LINGER = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then "
-            + "redis.call('hdel', KEYS[1], ARGV[1]); redis.call('hset', KEYS[1], 'latchkey:atLeast', ARGV[2]); "
-            + "redis.call('pexpire', KEYS[1], ARGV[3]); return 1 end; return 0";
-
-    /**
-     * Once per slot: records ARGV[3] in the slot hash (KEYS[2]) only if the lock key (KEYS[1]) still
-     * holds the owner's field and no higher token (ARGV[2]) wrote the record. Returns 1, or 0 if refused.
-     */
-    private static final String RECORD_SLOT = "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return 0 end; "
-            + "local t = redis.call('hget', KEYS[2], 'token'); "
-            + "if t and tonumber(t) > tonumber(ARGV[2]) then return 0 end; "
-            + "redis.call('hset', KEYS[2], 'token', ARGV[2], 'slot', ARGV[3]); return 1";
-
-    /**
      * The key of a lock's last completed slot: {@code latchkey_slot:{<lock key>}}, a hash with fields
      * {@code slot} (an ISO-8601 instant) and {@code token}; in the lock key's cluster slot through the
      * hash tag. It outlives the lock on purpose: it is the record of what ran.
@@ -89,6 +83,7 @@ final class RedisLockBackend implements LockBackend {
     }
 
     private final RedissonClient redisson;
+    private final CommandAsyncExecutor commands;
     private final boolean ownsClient;
     private final String prefix;
     private final Duration timeout;
@@ -98,7 +93,13 @@ final class RedisLockBackend implements LockBackend {
     private final ScheduledThreadPoolExecutor checker;
 
     RedisLockBackend(RedissonClient redisson, boolean ownsClient, LockOptions options, String server) {
+        if (!(redisson instanceof Redisson)) {
+            // Only Redisson's own client runs a script with WAIT for replicas (checkLockSyncedSlaves).
+            throw new IllegalArgumentException("the Redis backend needs Redisson's own RedissonClient (org.redisson.Redisson);"
+                    + " got " + redisson.getClass().getName());
+        }
         this.redisson = redisson;
+        this.commands = ((Redisson) redisson).getCommandExecutor();
         this.ownsClient = ownsClient;
         this.prefix = (options.namespace() == null ? DEFAULT_NAMESPACE : options.namespace()) + ":";
         this.timeout = options.timeout();
@@ -131,91 +132,160 @@ final class RedisLockBackend implements LockBackend {
         return "redis key '" + key(lockName) + "'";
     }
 
+    /** The hash field of an owner, as Redisson writes its lock owners: the client's id and the owner id. */
+    private String field(long owner) {
+        return redisson.getId() + ":" + owner;
+    }
+
     @Override
     public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         String key = key(lockName);
-        RedissonFencedLock lock = fencedLock(key);
         long owner = OWNERS.decrementAndGet();
-        long waitMillis = deadline.remainingMillis();
-        // The caller's bound: the wait plus one timeout, for the acquire and its confirmation together.
+        String field = field(owner);
+        // The caller's bound: the wait plus one timeout for the last round trip.
         Deadline end = deadline.plus(timeout);
-        // An explicit lease time: Redisson schedules no watchdog renewal for the key; our check renews it.
-        RFuture<Long> pending = lock.tryLockAndGetTokenAsync(waitMillis, leaseMillis, TimeUnit.MILLISECONDS, owner);
-        String action = "while acquiring lock '" + lockName + "'";
-        Long token;
+        Waiter waiter = null;
         try {
-            token = pending.get(end.remainingNanos(), TimeUnit.NANOSECONDS);
+            // Queued by the first attempt already if there is a wait: a release between that attempt and the
+            // subscription is caught by the attempt that follows the subscription.
+            long queueFor = deadline.hasPassed() ? -1 : Math.max(1, deadline.remainingMillis());
+            while (true) {
+                if (waiter != null) {
+                    waiter.wake.drainPermits(); // a wake-up from now on is news for the attempt below or a later one
+                }
+                long sentAt = System.nanoTime();
+                List<Long> r = attempt(lockName, key, field, queueFor, end);
+                long token = r.get(0);
+                long ttl = r.get(1);
+                if (token >= 0) {
+                    evidence.confirmed(sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
+                    RedisLease lease = new RedisLease(lockName, key, owner, token, evidence);
+                    lease.task = checker.scheduleWithFixedDelay(lease::check, checkPeriodMillis, checkPeriodMillis,
+                            TimeUnit.MILLISECONDS);
+                    log.debug("lock '{}' ({}) acquired with token {}", lockName, describe(lockName), token);
+                    return lease;
+                }
+                if (queueFor <= 0) {
+                    return null; // not queued (no wait), or left the queue (the wait is over)
+                }
+                if (waiter == null) {
+                    waiter = subscribe(lockName, key, field, end);
+                } else {
+                    // woken by a release naming this owner, else at the holder key's expiry or the end of the wait
+                    long sleep = deadline.remainingMillis();
+                    if (ttl >= 0) {
+                        sleep = Math.min(sleep, Math.max(1, ttl));
+                    }
+                    waiter.wake.tryAcquire(sleep, TimeUnit.MILLISECONDS);
+                }
+                queueFor = deadline.hasPassed() ? 0 : Math.max(1, deadline.remainingMillis());
+            }
+        } catch (InterruptedException | RuntimeException e) {
+            leaveQueue(key, field);
+            throw e;
+        } finally {
+            if (waiter != null) {
+                waiter.close();
+            }
+        }
+    }
+
+    /** One {@link RedisScripts#GRANT}, bounded by {@link #bound}; never leaves the lock held when given up. */
+    private List<Long> attempt(String lockName, String key, String field, long queueFor, Deadline end)
+            throws InterruptedException {
+        // With replicas Redisson follows the script with WAIT (checkLockSyncedSlaves), as it did for RFencedLock.
+        RFuture<List<Long>> pending = commands.syncedEvalNoRetry(key, LongCodec.INSTANCE, RedisCommands.EVAL_LONG_LIST,
+                GRANT, List.of(key, tokenKey(key), waitersKey(key)), leaseMillis, field, queueFor, timeout.toMillis());
+        String action = "while acquiring lock '" + lockName + "'";
+        try {
+            return pending.toCompletableFuture().get(bound(end), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
-            abandon(lock, pending, owner);
+            abandon(key, field);
             throw e;
         } catch (TimeoutException e) {
-            abandon(lock, pending, owner);
+            abandon(key, field);
             throw RedisConfigs.didNotAnswer(lockName, where(lockName), action + " (within the wait plus the timeout)",
                     timeout, e);
         } catch (ExecutionException e) {
-            // An acquire that failed after its script ran (no replica acknowledged it, or the answer was lost) may have left the key.
-            abandon(lock, pending, owner);
+            // An attempt that failed after its script ran (no replica acknowledged it, or the answer was lost) may have left the key.
+            abandon(key, field);
             throw RedisConfigs.translate(lockName, where(lockName), action, timeout, e);
         }
-        if (token == null) {
-            return null;
-        }
-        long sentAt = System.nanoTime();
-        // The confirmation shares the caller's bound with the acquire, but gets at least a quarter of the
-        // timeout, so that a grant that came in late is not thrown away for want of time.
-        long checkBound = Math.max(end.remainingNanos(), timeout.toNanos() / 4);
-        Long ttl;
+    }
+
+    /**
+     * A round trip's bound: the timeout, within the caller's end, but at least a quarter of the timeout,
+     * so that a call made at the very end of the wait, or after this process was paused, still gets its answer.
+     */
+    private long bound(Deadline end) {
+        return Math.max(Math.min(end.remainingNanos(), timeout.toNanos()), timeout.toNanos() / 4);
+    }
+
+    /** Makes sure an attempt we stop waiting for never leaves the lock held or this owner queued. */
+    private void abandon(String key, String field) {
+        release(key, field);
+        leaveQueue(key, field);
+    }
+
+    private CompletableFuture<Long> release(String key, String field) {
+        return redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, RELEASE,
+                RScript.ReturnType.LONG, List.of(key, waitersKey(key), wakeChannel(key), redissonChannel(key)), field)
+                .toCompletableFuture();
+    }
+
+    /** Best effort: an entry left behind goes stale on its own within the wait it announced plus a timeout. */
+    private void leaveQueue(String key, String field) {
+        redisson.getScoredSortedSet(waitersKey(key), StringCodec.INSTANCE).removeAsync(field);
+    }
+
+    /**
+     * Listens on the lock's wake channel for this owner's name. Redisson subscribes its channels again
+     * after it reconnects (a restart of the server), so a waiter stays reachable across a restart.
+     */
+    private Waiter subscribe(String lockName, String key, String field, Deadline end) throws InterruptedException {
+        Waiter waiter = new Waiter(redisson.getTopic(wakeChannel(key), StringCodec.INSTANCE));
+        RFuture<Integer> f = waiter.topic.addListenerAsync(String.class, (channel, message) -> {
+            if (field.equals(message)) {
+                waiter.wake.release();
+            }
+        });
+        String action = "while subscribing to the wake-ups of lock '" + lockName + "'";
         try {
-            ttl = check(key, owner).get(Math.min(checkBound, timeout.toNanos()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            lock.unlockAsync(owner);
-            throw e;
+            waiter.listener = f.toCompletableFuture().get(bound(end), TimeUnit.NANOSECONDS);
+            return waiter;
         } catch (TimeoutException e) {
-            lock.unlockAsync(owner);
-            throw RedisConfigs.didNotAnswer(lockName, where(lockName), "while confirming the grant of lock '" + lockName + "'",
-                    timeout, e);
+            f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
+            throw RedisConfigs.didNotAnswer(lockName, where(lockName), action, timeout, e);
         } catch (ExecutionException e) {
-            lock.unlockAsync(owner);
-            throw RedisConfigs.translate(lockName, where(lockName),
-                    "while confirming the grant of lock '" + lockName + "'", timeout, e);
+            throw RedisConfigs.translate(lockName, where(lockName), action, timeout, e);
+        } catch (InterruptedException e) {
+            f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
+            throw e;
         }
-        if (ttl == -3) {
-            throw new LockException(lockName, "lock '" + lockName + "' (" + where(lockName) + ") was granted with token "
-                    + token + " but the key no longer named this owner right after; it expired or was deleted."
-                    + " Check that nothing else writes keys under the namespace");
-        }
-        evidence.confirmed(sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
-        RedisLease lease = new RedisLease(lockName, key, lock, owner, token, evidence);
-        lease.task = checker.scheduleWithFixedDelay(lease::check, checkPeriodMillis, checkPeriodMillis,
-                TimeUnit.MILLISECONDS);
-        log.debug("lock '{}' ({}) acquired with token {}", lockName, describe(lockName), token);
-        return lease;
     }
 
-    private RedissonFencedLock fencedLock(String key) {
-        RFencedLock lock = redisson.getFencedLock(key);
-        if (!(lock instanceof RedissonFencedLock)) {
-            // Only Redisson's class lets an owner id other than the calling thread take the lock.
-            throw new IllegalArgumentException("the Redis backend needs Redisson's own RedissonClient, whose fenced locks"
-                    + " are RedissonFencedLock; got " + lock.getClass().getName() + " for key '" + key + "'");
-        }
-        return (RedissonFencedLock) lock;
-    }
+    /** A waiting acquire's subscription: one permit per release that named its owner. */
+    private static final class Waiter {
+        final RTopic topic;
+        final Semaphore wake = new Semaphore(0);
+        volatile Integer listener;
 
-    /** Makes sure an acquire we stop waiting for never leaves the lock held. */
-    private static void abandon(RedissonFencedLock lock, RFuture<Long> pending, long owner) {
-        // Cancelled before it completed: Redisson unlocks itself if the acquire still succeeds.
-        CompletableFuture<Long> f = pending.toCompletableFuture();
-        if (!pending.cancel(false) && f.isDone() && !f.isCompletedExceptionally() && f.getNow(null) == null) {
-            return; // it ended with "not acquired"
+        Waiter(RTopic topic) {
+            this.topic = topic;
         }
-        lock.unlockAsync(owner); // also stops a renewal an acquire may have scheduled
+
+        void close() {
+            Integer id = listener;
+            if (id != null) {
+                topic.removeListenerAsync(id); // Redisson unsubscribes when the channel's last listener goes
+            }
+        }
     }
 
     private CompletableFuture<Long> check(String key, long owner) {
         RScript script = redisson.getScript(LongCodec.INSTANCE);
         RFuture<Long> f = script.evalAsync(key, RScript.Mode.READ_WRITE, CHECK, RScript.ReturnType.LONG,
-                List.of(key), redisson.getId() + ":" + owner, leaseMillis);
+                List.of(key), field(owner), leaseMillis);
         return f.toCompletableFuture();
     }
 
@@ -237,7 +307,6 @@ final class RedisLockBackend implements LockBackend {
     private final class RedisLease implements BackendLease {
         private final String lockName;
         private final String key;
-        private final RedissonFencedLock lock;
         private final long owner;
         private final long token;
         private final LeaseEvidence evidence;
@@ -246,10 +315,9 @@ final class RedisLockBackend implements LockBackend {
         private volatile boolean lostKey;
         volatile ScheduledFuture<?> task;
 
-        RedisLease(String lockName, String key, RedissonFencedLock lock, long owner, long token, LeaseEvidence evidence) {
+        RedisLease(String lockName, String key, long owner, long token, LeaseEvidence evidence) {
             this.lockName = lockName;
             this.key = key;
-            this.lock = lock;
             this.owner = owner;
             this.token = token;
             this.evidence = evidence;
@@ -303,7 +371,7 @@ final class RedisLockBackend implements LockBackend {
             }
             long millis = Math.max(1, (remaining.toNanos() + 999_999) / 1_000_000);
             Long kept = await(redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, LINGER,
-                    RScript.ReturnType.LONG, List.of(key), redisson.getId() + ":" + owner, token, millis)
+                    RScript.ReturnType.LONG, List.of(key), field(owner), token, millis)
                     .toCompletableFuture(), "while handing the atLeast bound of lock '" + lockName + "' to the key's expiry");
             log.debug("lock '{}' ({}) {} for its atLeast bound, {} ms", lockName, describe(lockName),
                     kept == 1 ? "left to expire" : "was no longer held", millis);
@@ -328,7 +396,7 @@ final class RedisLockBackend implements LockBackend {
         public void recordCompletedSlot(java.time.Instant slot) {
             Long written = await(redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE,
                     RECORD_SLOT, RScript.ReturnType.LONG, List.of(key, slotKey(lockName)),
-                    redisson.getId() + ":" + owner, token, slot.toString()).toCompletableFuture(),
+                    field(owner), token, slot.toString()).toCompletableFuture(),
                     "while recording slot " + slot + " of lock '" + lockName + "'");
             if (written != 1) {
                 throw new io.latchkey.LockLostException(lockName, "lock '" + lockName + "' (" + describe(lockName)
@@ -359,16 +427,15 @@ final class RedisLockBackend implements LockBackend {
             }
             String what = "while releasing lock '" + lockName + "' (it expires on its own within "
                     + Durations.format(lease()) + ")";
-            RFuture<Void> f = lock.unlockAsync(owner);
+            CompletableFuture<Long> f = RedisLockBackend.this.release(key, field(owner));
             try {
-                f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-                log.debug("lock '{}' ({}) released", lockName, describe(lockName));
-            } catch (ExecutionException e) {
-                Throwable cause = RedisConfigs.unwrap(e);
-                if (cause instanceof IllegalMonitorStateException) {
+                Long released = f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+                if (released != null && released == 1) {
+                    log.debug("lock '{}' ({}) released", lockName, describe(lockName));
+                } else {
                     log.debug("lock '{}' ({}) was no longer held by this lease at release", lockName, describe(lockName));
-                    return;
                 }
+            } catch (ExecutionException e) {
                 throw RedisConfigs.translate(lockName, where(lockName), what, timeout, e);
             } catch (TimeoutException e) {
                 throw RedisConfigs.didNotAnswer(lockName, where(lockName), what, timeout, e);

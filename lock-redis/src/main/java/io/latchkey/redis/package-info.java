@@ -1,5 +1,6 @@
 /**
- * The Redis backend of Latchkey, on Redisson's fenced lock ({@code RFencedLock}), renewed by this backend.
+ * The Redis backend of Latchkey: its own grant, release and renewal scripts, run through Redisson, on
+ * the keys of Redisson's fenced lock ({@code RFencedLock}).
  *
  * <p>Connect with {@code redis://[user:password@]host[:6379][/database]}, {@code rediss://...} (TLS) or
  * {@code redis-sentinel://[user:password@]host1[:26379],host2[:26379]/masterName[/database]}, or hand
@@ -9,16 +10,41 @@
  * <h2>How a lock is kept</h2>
  * A lock named {@code n} is the hash key {@code <namespace>:n} (namespace {@code latchkey} by default),
  * whose only field names the owner: Redisson's client id plus an owner id taken per grant, not the
- * calling thread, so any thread may close a lease. The acquire script increments the counter
- * {@code redisson_lock_token:{<namespace>:n}}, which never expires, and returns it as the fencing
- * token; so tokens rise with every grant of the name, whatever happened to the lock key. The key is
- * taken with an explicit lease time ({@code leaseTime = lease}), so Redisson's watchdog never renews
- * it: this backend is its only renewer. Every {@code (lease - safetyMargin) / 3} one script checks
- * that the key still holds its owner, extends it to the {@code lease} and reads how long it lives
- * ({@code PTTL}), and reports that to the shared layer: the lease stays valid until
- * {@code sentAt + PTTL - safetyMargin}, where {@code sentAt} precedes the check, and is signalled lost
- * at once when the key no longer names its owner. Redis errors during a check are
+ * calling thread, so any thread may close a lease. The grant script takes the key only if it does not
+ * exist, increments the counter {@code redisson_lock_token:{<namespace>:n}}, which never expires, and
+ * returns it as the fencing token, so tokens rise with every grant of the name whatever happened to
+ * the lock key; it sets the key's time to live to {@code lease} and returns the {@code PTTL} it then
+ * reads. That answer is the grant's first confirmation: the lease is valid until
+ * {@code sentAt + PTTL - safetyMargin}, where {@code sentAt} was taken before the grant was sent and so
+ * precedes the server's expiry clock. These are the very keys, field format and counter of Redisson's
+ * {@code RFencedLock}, which earlier versions of this backend used: a lock held through an older
+ * Latchkey and one held through this one exclude each other, and the tokens go on rising. This backend
+ * is the key's only renewer (Redisson's watchdog plays no part): every
+ * {@code (lease - safetyMargin) / 3} one script checks that the key still holds its owner, extends it
+ * to the {@code lease} and reads its {@code PTTL}, and reports that to the shared layer; the lease is
+ * signalled lost at once when the key no longer names its owner. Redis errors during a check are
  * silence, never a confirmation: the deadline then runs out on its own.
+ *
+ * <h2>Operations on the server</h2>
+ * An uncontended lock+unlock is two script calls, the grant and the release (rule 7's confirmation
+ * comes with the grant); a held lock adds one script call per renewal period. A waiter that finds the
+ * lock held is queued by that same attempt in the sorted set {@code latchkey_waiters:{<namespace>:n}},
+ * scored by the moment its entry goes stale (its next retry of its own plus one {@code timeout}, in
+ * server time); it subscribes to the channel {@code latchkey_wake:{<namespace>:n}} and tries once more,
+ * so that a release between its first attempt and its subscription is not missed. The release deletes
+ * the key and publishes, on that channel, the id of the one live waiter whose entry goes stale first;
+ * only that waiter tries again. So a hand-over costs the release and one grant however many clients
+ * wait (Redisson's {@code RLock} has every waiting client retry on every release;
+ * {@code RedisOperationCountTest} counts both with {@code INFO commandstats}). This is not a fair lock:
+ * an arriving client may take a free lock before the woken waiter does, which then queues again. A waiter
+ * never depends on the message alone: it also tries again when the holder's key would expire (the
+ * {@code PTTL} its last attempt read) and at the end of its wait, and a waiter that gave up leaves the
+ * queue with that last attempt; one that died drops out when its entry goes stale, so a release wakes a
+ * dead waiter at most until then, while the others still retry on their own. The release also
+ * publishes Redisson's unlock message on {@code redisson_lock__channel:{<namespace>:n}}, so waiters of an
+ * older Latchkey are woken as before; a waiter of this version learns of an older holder's release at
+ * its own retry. (When the key contains a brace, Redisson's rule is followed: {@code prefix:key}
+ * without added braces.)
  *
  * <h2>What Redis with replicas cannot guarantee</h2>
  * Redis replicates asynchronously, and sentinels promote a replica without asking whether it received
@@ -46,10 +72,11 @@
  * or a single primary with an fsynced append-only file that restarts instead of failing over.
  *
  * <h2>Failover, restarts and the bounds of each call</h2>
- * A waiter is woken by the release's message on the lock's channel, which Redisson subscribes to again
- * after a reconnect, and otherwise retries when the holder's key would expire (the {@code PTTL} its
- * last attempt read); Redis expires a key exactly at its time to live when it is accessed, so a
- * killed holder's lock is granted within {@code lease} plus that wake-up. Any failure to reach Redis
+ * A waiter is woken by the release's message on the lock's wake channel, which Redisson subscribes to
+ * again after a reconnect (tested across a restart by {@code RedisEdgesTest}; the queue survives a
+ * restart with the server's append-only file), and otherwise retries when the holder's key would expire
+ * (the {@code PTTL} its last attempt read); Redis expires a key exactly at its time to live when it is
+ * accessed, so a killed holder's lock is granted within {@code lease} plus that wake-up. Any failure to reach Redis
  * (refused, unresolvable, silent, paused, restarting) is a
  * {@link io.latchkey.LockBackendUnavailableException} within {@code timeout} for connect and
  * {@code wait + timeout} for an acquire; a release or renewal gets {@code timeout}.

@@ -18,6 +18,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -206,33 +207,69 @@ class RedisEdgesTest {
 
     // ---- waiters after a restart, failover within the lease ----
 
+    /**
+     * Issue 10: after a restart, waiters were no longer woken by a release. Two waiters in clients of their
+     * own wait from before the restart; once the server serves again and their clients subscribed again,
+     * the holder's release must wake the first within a round trip and the wake-up, and its release the
+     * second: never their own retry at the holder key's expiry, which is most of a lease away.
+     */
     @Test
-    void after_a_restart_a_release_wakes_a_waiter_of_another_client_well_before_its_wait_ends() throws Exception {
-        // A long lease, so that a waiter that was not woken would sit out up to a lease before retrying.
-        LockOptions longLease = LockOptions.builder().lease(Duration.ofSeconds(20)).timeout(TIMEOUT).build();
-        try (LockClient holderClient = client(longLease); LockClient waiterClient = client(longLease)) {
-            Lease held = holderClient.lock("restart:wake").lock(Duration.ZERO);
-            Duration wait = Duration.ofSeconds(40);
-            CountDownLatch started = new CountDownLatch(1);
-            Future<Optional<Lease>> waiter = POOL.submit(() -> {
-                started.countDown();
-                return waiterClient.lock("restart:wake").tryLock(wait);
-            });
-            started.await();
-            Thread.sleep(TIMEOUT.toMillis()); // lets the waiter's first attempt and subscription reach the server
+    void after_a_restart_releases_wake_the_waiters_of_other_clients_not_their_own_retry() throws Exception {
+        // A long lease, so that a waiter that was not woken would sit out most of a lease before retrying.
+        Duration timeout = TIMEOUT.multipliedBy(2); // three clients connect, the first of them maybe in a cold JVM
+        LockOptions longLease = LockOptions.builder().lease(Duration.ofSeconds(20)).timeout(timeout).build();
+        String name = "restart:wake";
+        String key = RedisLockBackend.DEFAULT_NAMESPACE + ":" + name;
+        // a wake-up: the release's message and the woken waiter's grant, one round trip each at most
+        Duration wakeUp = timeout.plus(WAKE_UP);
+        try (LockClient holderClient = client(longLease); LockClient a = client(longLease); LockClient b = client(longLease)) {
+            Lease held = holderClient.lock(name).lock(Duration.ZERO);
+            Duration wait = longLease.lease().multipliedBy(2);
+            List<Future<long[]>> waiters = new ArrayList<>();
+            for (LockClient c : List.of(a, b)) {
+                waiters.add(POOL.submit(() -> {
+                    Lease got = c.lock(name).lock(wait);
+                    long grantedAt = System.nanoTime();
+                    got.close();
+                    return new long[] {grantedAt, System.nanoTime()};
+                }));
+            }
+            // both wait on the server: queued, and subscribed to the lock's wake-ups
+            org.awaitility.Awaitility.await("both waiters queued and subscribed").atMost(longLease.lease().dividedBy(2))
+                    .until(() -> queued(key) == 2 && subscribers(key) == 2);
             server.restart();
-            // the holder's renewal reaches the restarted server: then its release is heard
-            org.awaitility.Awaitility.await().atMost(longLease.lease()).until(() -> held.remaining()
-                    .compareTo(longLease.lease().minus(longLease.safetyMargin()).minus(TIMEOUT)) > 0 && held.isValid());
-            Thread.sleep(TIMEOUT.toMillis()); // the waiter's client reconnected and resubscribed meanwhile
+            // the server serves again: the holder's renewal reaches it
+            org.awaitility.Awaitility.await("the holder renewed after the restart").atMost(longLease.lease().dividedBy(2))
+                    .until(() -> held.remaining().compareTo(longLease.lease().minus(longLease.safetyMargin()).minus(timeout)) > 0
+                            && held.isValid());
+            // their clients subscribed again (Redisson reconnects and resubscribes), well before their own retries
+            org.awaitility.Awaitility.await("the waiters' clients subscribed again after the restart")
+                    .atMost(longLease.lease().dividedBy(4)).until(() -> subscribers(key) == 2);
+            assertThat(queued(key)).as("waiters still queued after the restart (the queue is in the append-only file)")
+                    .isEqualTo(2);
             long releasedAt = System.nanoTime();
             held.close();
-            Optional<Lease> got = waiter.get(TIMEOUT.plus(WAKE_UP).toMillis() + SLACK.toMillis(), TimeUnit.MILLISECONDS);
-            Duration took = since(releasedAt);
-            assertThat(got).as("the waiter after the release").isPresent();
-            got.get().close();
-            assertThat(took).as("from the release to the waiter's grant").isLessThan(TIMEOUT.plus(WAKE_UP));
+            List<long[]> times = new ArrayList<>();
+            for (Future<long[]> w : waiters) {
+                times.add(w.get(wakeUp.multipliedBy(2).plus(SLACK).toMillis(), TimeUnit.MILLISECONDS));
+            }
+            times.sort((x, y) -> Long.compare(x[0], y[0]));
+            assertThat(Duration.ofNanos(times.get(0)[0] - releasedAt)).as("from the holder's release to the first waiter's grant")
+                    .isLessThan(wakeUp);
+            assertThat(Duration.ofNanos(times.get(1)[0] - times.get(0)[1]))
+                    .as("from the first waiter's release to the second waiter's grant").isLessThan(wakeUp);
         }
+    }
+
+    /** Waiters in the lock's queue, as the server holds it. */
+    private static long queued(String key) {
+        return Long.parseLong(server.cli(List.of(), "ZCARD", RedisScripts.waitersKey(key)));
+    }
+
+    /** Clients subscribed to the lock's wake-ups, as the server counts them. */
+    private static long subscribers(String key) {
+        String[] reply = server.cli(List.of(), "PUBSUB", "NUMSUB", RedisScripts.wakeChannel(key)).split("\\r?\\n");
+        return Long.parseLong(reply[reply.length - 1].trim());
     }
 
     @Test

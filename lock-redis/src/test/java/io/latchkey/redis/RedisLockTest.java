@@ -139,6 +139,44 @@ class RedisLockTest {
         }
     }
 
+    /**
+     * Earlier versions took locks through Redisson's RFencedLock: the same lock key, owner field format
+     * and token counter, so a lock held through either excludes the other during an upgrade, tokens go on
+     * rising, and a release of ours wakes a waiter of the older kind.
+     */
+    @Test
+    void a_lock_taken_through_redissons_fenced_lock_as_earlier_versions_did_excludes_ours_and_the_reverse() throws Exception {
+        Config config = new Config();
+        config.useSingleServer().setAddress("redis://" + server.endpoints().get(0).getHostString() + ":"
+                + server.endpoints().get(0).getPort());
+        RedissonClient redisson = Redisson.create(config);
+        try (LockClient client = client()) {
+            org.redisson.api.RFencedLock older = redisson.getFencedLock(RedisLockBackend.DEFAULT_NAMESPACE + ":interop");
+            Long olderToken = older.tryLockAndGetToken(0, LEASE.toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(olderToken).as("the older kind's grant").isNotNull();
+            assertThat(client.lock("interop").tryLock(Duration.ZERO)).as("ours while the older kind holds it").isEmpty();
+            older.unlock();
+
+            Lease ours = client.lock("interop").tryLock(Duration.ZERO).orElseThrow();
+            assertThat(ours.fencingToken()).as("our token after the older kind's").isGreaterThan(olderToken);
+            CompletableFuture<Long> olderWaiter = CompletableFuture.supplyAsync(() ->
+                    older.tryLockAndGetToken(LEASE.multipliedBy(2).toMillis(), LEASE.toMillis(), TimeUnit.MILLISECONDS));
+            Awaitility.await("the older kind's waiter subscribed").atMost(LEASE).until(() -> Long.parseLong(
+                    server.cli(List.of(), "PUBSUB", "NUMSUB", RedisScripts.redissonChannel("latchkey:interop")).split("\\r?\\n")[1].trim()) == 1);
+            assertThat(olderWaiter).as("the older kind while ours holds it").isNotDone();
+            long releasedAt = System.nanoTime();
+            ours.close();
+            Long next = olderWaiter.get(LEASE.toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(Duration.ofNanos(System.nanoTime() - releasedAt)).as("our release woke the older kind's waiter")
+                    .isLessThan(TIMEOUT.plus(Duration.ofMillis(250)));
+            assertThat(next).as("the older kind's token after ours").isGreaterThan(ours.fencingToken());
+            // the waiter's thread owns Redisson's lock: release it by force, as that thread is gone
+            older.forceUnlock();
+        } finally {
+            redisson.shutdown();
+        }
+    }
+
     @Test
     void a_lease_closed_from_another_thread_releases_the_lock() throws Exception {
         try (LockClient a = client(); LockClient b = client()) {

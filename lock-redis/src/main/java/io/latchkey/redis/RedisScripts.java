@@ -1,0 +1,120 @@
+package io.latchkey.redis;
+
+/**
+ * The Lua scripts of the Redis backend and the names of the keys and channels beside a lock key.
+ * Stateless.
+ *
+ * <p>Every key a script touches shares the lock key's cluster hash slot: the names follow Redisson's
+ * rule for the keys of its locks, {@code prefix:{key}}, or {@code prefix:key} when the key holds braces
+ * of its own; the token counter and Redisson's lock channel are the very names Redisson's
+ * {@code RFencedLock} used.
+ */
+final class RedisScripts {
+
+    private RedisScripts() {
+    }
+
+    /** Redis before 5 replicates scripts verbatim and refuses writes after TIME unless told to replicate effects. */
+    static final String EFFECTS = "if redis.replicate_commands then redis.replicate_commands() end; ";
+
+    /**
+     * One attempt. KEYS: the lock, the token counter, the waiter queue; ARGV: the lease in ms, the owner
+     * field, how long to stay queued in ms ({@code -1}: never queued, {@code 0}: leave the queue), the
+     * timeout in ms. If the lock key does not exist, increments the counter, takes the key for the owner
+     * with the lease, leaves the queue and returns {token, PTTL}, the PTTL read after the grant by the
+     * same script. Else returns {-1, PTTL of the holder's key} and queues the owner (or refreshes its
+     * entry) until the moment it will try again by itself plus one timeout, in server time: a waiter
+     * that died or gave up without leaving drops out of the queue by then.
+     */
+    static final String GRANT = EFFECTS
+            + "if redis.call('exists', KEYS[1]) == 0 then "
+            + "local token = redis.call('incr', KEYS[2]); "
+            + "redis.call('hset', KEYS[1], ARGV[2], 1); "
+            + "redis.call('pexpire', KEYS[1], ARGV[1]); "
+            + "if ARGV[3] ~= '-1' then redis.call('zrem', KEYS[3], ARGV[2]) end; "
+            + "return {token, redis.call('pttl', KEYS[1])} end; "
+            + "local ttl = redis.call('pttl', KEYS[1]); "
+            + "local q = tonumber(ARGV[3]); "
+            + "if q > 0 then "
+            + "if ttl >= 0 and ttl < q then q = ttl end; "
+            + "local stale = q + tonumber(ARGV[4]); "
+            + "local t = redis.call('time'); "
+            + "redis.call('zadd', KEYS[3], t[1] * 1000 + math.floor(t[2] / 1000) + stale, ARGV[2]); "
+            + "if redis.call('pttl', KEYS[3]) < stale then redis.call('pexpire', KEYS[3], stale) end; "
+            + "elseif q == 0 then redis.call('zrem', KEYS[3], ARGV[2]) end; "
+            + "return {-1, ttl}";
+
+    /**
+     * The release. KEYS: the lock, the waiter queue, the wake channel, Redisson's lock channel; ARGV: the
+     * owner field. If the key holds the owner, deletes it, drops the queue's stale entries, publishes the
+     * id of the first live waiter on the wake channel, and Redisson's unlock message on Redisson's channel
+     * (so that waiters of an older Latchkey, on Redisson's RFencedLock, are woken as before); returns 1.
+     * Else returns 0 and touches nothing.
+     */
+    static final String RELEASE = EFFECTS
+            + "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return 0 end; "
+            + "redis.call('del', KEYS[1]); "
+            + "if redis.call('exists', KEYS[2]) == 1 then "
+            + "local t = redis.call('time'); "
+            + "redis.call('zremrangebyscore', KEYS[2], '-inf', '(' .. (t[1] * 1000 + math.floor(t[2] / 1000))); "
+            + "local first = redis.call('zrange', KEYS[2], 0, 0); "
+            + "if first[1] then redis.call('publish', KEYS[3], first[1]) end end; "
+            + "redis.call('publish', KEYS[4], 0); "
+            + "return 1";
+
+    /**
+     * The renewal and the confirmation in one: if the key still holds the owner's field, extends it to
+     * the lease (ARGV[2] ms) and returns its remaining life in ms; else -3.
+     */
+    static final String CHECK = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then "
+            + "redis.call('pexpire', KEYS[1], ARGV[2]); return redis.call('pttl', KEYS[1]) end; return -3";
+
+    /**
+     * atLeast handed to Redis: if the key still holds the owner's field, swaps that field for one no
+     * owner has (so that no late release or renewal of this owner touches it) and lets the key expire in
+     * ARGV[3] ms. Returns 1, or 0 if the key no longer holds the owner.
+     */
+    static final String LINGER = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then "
+            + "redis.call('hdel', KEYS[1], ARGV[1]); redis.call('hset', KEYS[1], 'latchkey:atLeast', ARGV[2]); "
+            + "redis.call('pexpire', KEYS[1], ARGV[3]); return 1 end; return 0";
+
+    /**
+     * Once per slot: records ARGV[3] in the slot hash (KEYS[2]) only if the lock key (KEYS[1]) still
+     * holds the owner's field and no higher token (ARGV[2]) wrote the record. Returns 1, or 0 if refused.
+     */
+    static final String RECORD_SLOT = "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return 0 end; "
+            + "local t = redis.call('hget', KEYS[2], 'token'); "
+            + "if t and tonumber(t) > tonumber(ARGV[2]) then return 0 end; "
+            + "redis.call('hset', KEYS[2], 'token', ARGV[2], 'slot', ARGV[3]); return 1";
+
+
+    /**
+     * A key beside {@code key} in its cluster hash slot, named as Redisson names the keys of its locks
+     * ({@code prefix:{key}}, or {@code prefix:key} when the key has braces of its own), so that the token
+     * counter and the lock channel are the very ones an older Latchkey on Redisson's RFencedLock used.
+     */
+    static String beside(String prefix, String key) {
+        return key.contains("{") ? prefix + ":" + key : prefix + ":{" + key + "}";
+    }
+
+    /** Redisson's fencing counter of the lock key: kept, so tokens go on rising across versions. */
+    static String tokenKey(String key) {
+        return beside("redisson_lock_token", key);
+    }
+
+    /** The sorted set of waiters, scored by when each entry goes stale (server time, ms). */
+    static String waitersKey(String key) {
+        return beside("latchkey_waiters", key);
+    }
+
+    /** The channel on which a release names the one waiter it wakes. */
+    static String wakeChannel(String key) {
+        return beside("latchkey_wake", key);
+    }
+
+    /** Redisson's lock channel, on which its RLock and RFencedLock waiters listen for the unlock message. */
+    static String redissonChannel(String key) {
+        return beside("redisson_lock__channel", key);
+    }
+
+}
