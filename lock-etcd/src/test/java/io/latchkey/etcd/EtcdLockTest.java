@@ -161,6 +161,30 @@ class EtcdLockTest {
     }
 
     @Test
+    void theClientsLeaseEndingEndsEveryLockOfTheClientAndTheNextAcquireGetsANewLease() throws Exception {
+        try (LockClient client = connect()) {
+            Lease first = client.lock("shared-1").tryLock(Duration.ZERO).orElseThrow();
+            Lease second = client.lock("shared-2").tryLock(Duration.ZERO).orElseThrow();
+            long leaseId = keys("/etcd-test/shared-1/").get(0).getLease();
+            // one lease per client: both keys are bound to it
+            assertThat(keys("/etcd-test/shared-2/").get(0).getLease()).isEqualTo(leaseId);
+            raw.getLeaseClient().revoke(leaseId).get(10, TimeUnit.SECONDS);
+            // the next keepalive (every third of the lease) answers NOT_FOUND, and every lock bound to it is lost
+            for (Lease lease : List.of(first, second)) {
+                LockLostException lost = lease.lost().toCompletableFuture()
+                        .get(LEASE.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS);
+                assertThat(lost).hasMessageContaining("NOT_FOUND").hasMessageContaining(lease.lockName());
+                assertThat(lease.isValid()).isFalse();
+                lease.close();
+            }
+            try (Lease again = client.lock("shared-1").tryLock(Duration.ofSeconds(1)).orElseThrow()) {
+                assertThat(again.fencingToken()).isGreaterThan(second.fencingToken());
+                assertThat(keys("/etcd-test/shared-1/").get(0).getLease()).isNotEqualTo(leaseId);
+            }
+        }
+    }
+
+    @Test
     void theApplicationsOwnClientIsUsedAndLeftOpen() throws Exception {
         try (Client own = Client.builder().endpoints(server.endpoints().stream()
                 .map(e -> URI.create("http://" + e.getHostString() + ":" + e.getPort())).collect(Collectors.toList()))
