@@ -185,6 +185,32 @@ class EtcdLockTest {
     }
 
     @Test
+    void whenTheClientsKeepalivesGoUnansweredEveryLockOfTheClientIsLostByItsDeadline() throws Exception {
+        try (LockClient client = connect()) {
+            List<Lease> held = List.of(client.lock("unanswered-1").tryLock(Duration.ZERO).orElseThrow(),
+                    client.lock("unanswered-2").tryLock(Duration.ZERO).orElseThrow());
+            List<CompletableFuture<Long>> lostAt = held.stream().map(l -> l.lost().toCompletableFuture()
+                    .thenApply(e -> System.nanoTime())).collect(Collectors.toList());
+            server.pause();
+            try {
+                // nothing confirms the lease from here on: each deadline is fixed, and remaining() tells it
+                List<Long> deadlines = held.stream().map(l -> l.remaining().toNanos() + System.nanoTime())
+                        .collect(Collectors.toList());
+                for (int i = 0; i < held.size(); i++) {
+                    long at = lostAt.get(i).get(LEASE.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS);
+                    assertThat(held.get(i).isValid()).isFalse();
+                    // etcd keeps the key at least safetyMargin past the deadline: the loss is signalled before
+                    assertThat(at - deadlines.get(i)).as("lost() of %s after its deadline (ns)", held.get(i).lockName())
+                            .isLessThanOrEqualTo(options().safetyMargin().toNanos());
+                }
+            } finally {
+                server.unpause();
+            }
+            held.forEach(Lease::close);
+        }
+    }
+
+    @Test
     void theApplicationsOwnClientIsUsedAndLeftOpen() throws Exception {
         try (Client own = Client.builder().endpoints(server.endpoints().stream()
                 .map(e -> URI.create("http://" + e.getHostString() + ":" + e.getPort())).collect(Collectors.toList()))
