@@ -3,20 +3,8 @@ package io.latchkey.etcd;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.Watch;
-import io.etcd.jetcd.kv.GetResponse;
-import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
-import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
-import io.etcd.jetcd.op.Cmp;
-import io.etcd.jetcd.op.CmpTarget;
-import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
-import io.etcd.jetcd.options.LeaseOption;
-import io.etcd.jetcd.options.PutOption;
-import io.etcd.jetcd.options.WatchOption;
-import io.etcd.jetcd.watch.WatchEvent;
-import io.grpc.Status;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
@@ -30,28 +18,59 @@ import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A lock per name as a queue of keys ordered by create revision, the design of Go's
- * {@code concurrency.Mutex}: every contender puts {@code <namespace><name>/<lease id>} bound to its own
- * etcd lease, and holds the lock once no key of that name with a lower create revision is left. A
- * waiter watches only the key just before its own (no herd) and re-reads after every event, so the
- * order is first come, first served.
+ * {@code concurrency.Mutex}: every contender puts {@code <namespace><name>/<lease id>-<sequence>} bound
+ * to the client's one etcd lease ({@link EtcdSession}), and holds the lock once no key of that name with
+ * a lower create revision is left. A waiter watches only the key just before its own (no herd) and
+ * re-reads after every event, so the order is first come, first served.
+ *
+ * <p>What a lock costs, in etcd requests:
+ * <ul>
+ *   <li>Acquire: one transaction that puts the key if it is absent and, in the same transaction, reads
+ *       the newest two keys of the queue: this one and the key before it, if any. One RPC and one Raft
+ *       commit; a free lock needs nothing else, a held one tells its predecessor without another round
+ *       trip. A waiter then watches the predecessor and, after each event, re-reads in one read-only
+ *       transaction (no Raft commit) that requires its own key to still have its create revision.</li>
+ *   <li>Release: one transaction that deletes the key if it still has the grant's create revision.
+ *       One RPC, one Raft commit; the lease stays for the client's other keys.</li>
+ *   <li>So an uncontended lock+unlock is two RPCs and two Raft commits, plus the client's keepalive
+ *       every third of the TTL, whatever the number of locks (a keepalive is no Raft proposal in
+ *       etcd 3.4). Connect grants the client's lease (kept for its first lock), close revokes it.</li>
+ * </ul>
  *
  * <p>Guarantees: the fencing token is the create revision of the holder's key, which etcd never
- * reuses, not across restarts nor after keys expire (contract rule 8, docs/contract.md). A grant is reported only after
- * {@code LeaseTimeToLive} shows the lease still alive, and the validity deadline runs from the TTL the
- * server reports then, not from the requested TTL: etcd issue 11456 showed a lock granted on a lease
- * that had already expired. A waiter that gives up revokes its lease at once, so its key can never make
- * it the holder later. Every call to etcd is bounded by the {@code timeout} option.
+ * reuses, not across restarts nor after keys expire (contract rule 8, docs/contract.md). Rule 7: every
+ * grant's validity deadline runs from the send time of the session's last confirmed keepalive (or of
+ * its grant) plus the TTL etcd reported then, minus {@code safetyMargin}; every later keepalive of the
+ * session confirms every lock of the client, and a keepalive that fails ends them all. That bound is
+ * sound for a key put at any time while the lease exists, because the key lives as long as the lease
+ * and the lease at least that TTL after the keepalive was sent.
+ *
+ * <p>etcd issue 11456 (a lock granted on a lease that had expired while its owner waited) is covered
+ * without a {@code LeaseTimeToLive} per grant: etcd refuses a put bound to a lease it no longer knows
+ * ("requested lease not found"), after which the session ends and the acquire retries on a new lease;
+ * a waiter is granted only by a read that, in the same transaction, finds its own key with its create
+ * revision, so its lease still existed then; and a lease that etcd considers expired but has not yet
+ * revoked cannot be valid here, since its deadline from the last keepalive passed first. A session
+ * whose keepalive is overdue past that deadline is ended rather than used for a grant.
+ *
+ * <p>The {@code lease} option is the client's, so one TTL serves every lock of a client and one lease
+ * is enough; a client that needs other leases for some locks connects a second {@code LockClient}.
+ * Only {@code atLeast} binds a key to a lease of its own, see {@link EtcdLease#releaseAfter}.
+ *
+ * <p>A waiter that gives up deletes its key at once, so it can never become the holder later. Every
+ * call to etcd is bounded by the {@code timeout} option.
  *
  * <p>Thread-safe. The shared layer never sends two concurrent acquires of one name from one client.
  */
@@ -59,6 +78,8 @@ final class EtcdLockBackend implements LockBackend {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLockBackend.class);
     private static final AtomicInteger BACKENDS = new AtomicInteger();
+    /** Makes every key name of this process unique, see {@link EtcdLease}. */
+    private static final AtomicLong KEYS = new AtomicLong();
 
     private final Client client;
     private final Vertx vertx;
@@ -69,7 +90,12 @@ final class EtcdLockBackend implements LockBackend {
     private final Duration timeout;
     private final String where;
     private final String user;
+    private final Duration safetyMargin;
     private final ScheduledThreadPoolExecutor keepalives;
+    private final EtcdQueue queue = new EtcdQueue(this);
+    private final ReentrantLock sessionLock = new ReentrantLock();
+    private EtcdSession session; // guarded by sessionLock
+    private boolean closed; // guarded by sessionLock
 
     EtcdLockBackend(Client client, Vertx vertx, boolean ownsClient, String namespace, long ttlSeconds,
             LockOptions options, String where) {
@@ -80,6 +106,7 @@ final class EtcdLockBackend implements LockBackend {
         this.ttlSeconds = ttlSeconds;
         this.lease = options.lease();
         this.timeout = options.timeout();
+        this.safetyMargin = options.safetyMargin();
         this.where = where;
         this.user = options.username();
         this.keepalives = new ScheduledThreadPoolExecutor(1,
@@ -95,7 +122,8 @@ final class EtcdLockBackend implements LockBackend {
     /**
      * Checks at connect time that etcd answers, that the credentials may read the namespace, and that
      * etcd grants the TTL the lease asks for, all within {@code timeout}; the client's own start-up is
-     * not charged to etcd (see {@link Startup}).
+     * not charged to etcd (see {@link Startup}). The lease granted for the check becomes the client's
+     * session, so the first lock costs no grant of its own.
      *
      * @throws IllegalArgumentException if etcd raises the TTL to its minimum: the lease would then not
      *     be the failover bound
@@ -108,16 +136,16 @@ final class EtcdLockBackend implements LockBackend {
         Startup startup = new Startup(timeout);
         startup.await(this, "reading namespace '" + namespace + "'", client.getKVClient().get(bytes(namespace),
                 GetOption.builder().isPrefix(true).withCountOnly(true).build()));
-        LeaseGrantResponse test = startup.await(this, "granting a test lease of " + ttlSeconds + "s",
+        long sentAt = System.nanoTime();
+        LeaseGrantResponse test = startup.await(this, "granting a lease of " + ttlSeconds + "s",
                 client.getLeaseClient().grant(ttlSeconds, timeout.toMillis(), TimeUnit.MILLISECONDS));
-        try {
-            startup.await(this, "revoking the test lease", client.getLeaseClient().revoke(test.getID()));
-        } catch (LockException e) {
-            if (EtcdErrors.code(e.getCause()) != Status.Code.NOT_FOUND) {
-                throw e;
-            }
-        }
         if (test.getTTL() > ttlSeconds) {
+            try {
+                startup.await(this, "revoking the lease", client.getLeaseClient().revoke(test.getID()));
+            } catch (LockException e) {
+                log.debug("could not revoke the lease {} that etcd at {} granted for too long ({}); it expires on its own",
+                        Long.toHexString(test.getID()), where, e.getMessage());
+            }
             throw new IllegalArgumentException("lease=" + Durations.format(lease) + " is below what etcd at " + where
                     + " grants: the lease asks for a TTL of " + ttlSeconds + "s (its whole seconds less the "
                     + EtcdLockProvider.EXPIRY_CHECK_MILLIS + "ms etcd may take to expire it), and this etcd's minimum"
@@ -125,16 +153,30 @@ final class EtcdLockBackend implements LockBackend {
                     + Durations.format(Duration.ofSeconds(test.getTTL()).plusMillis(EtcdLockProvider.EXPIRY_CHECK_MILLIS))
                     + " or more");
         }
+        sessionLock.lock();
+        try {
+            session = new EtcdSession(this, test.getID(), Duration.ofSeconds(test.getTTL()), sentAt, safetyMargin,
+                    keepalives);
+        } finally {
+            sessionLock.unlock();
+        }
     }
 
     @Override
     public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        int leasesGone = 0;
         while (true) {
             try {
                 return attempt(lockName, deadline, evidence);
             } catch (LockBackendUnavailableException e) {
+                if (e instanceof EtcdQueue.LeaseGone && ++leasesGone <= 2) {
+                    // a definite answer, not an outage: the next attempt grants a new lease at once, even
+                    // past the deadline (an attempt on the client's old lease was no real try)
+                    log.debug("lock '{}': {}", lockName, e.getMessage());
+                    continue;
+                }
                 // gRPC reconnects with a growing backoff after a restart, and an election briefly fails
-                // requests or ends a waiter's lease: try again with a fresh lease while the caller still waits
+                // requests or ends the session: try again (on a new session if need be) while the caller waits
                 if (deadline.hasPassed()) {
                     throw e;
                 }
@@ -144,124 +186,71 @@ final class EtcdLockBackend implements LockBackend {
         }
     }
 
-    /** One attempt with a lease of its own: the handle, or null if the deadline passed while waiting. */
-    private BackendLease attempt(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
-        String prefix = prefix(lockName);
-        LeaseGrantResponse granted = call(lockName, "granting a lease", client.getLeaseClient()
-                .grant(ttlSeconds, timeout.toMillis(), TimeUnit.MILLISECONDS));
-        if (granted.getTTL() != ttlSeconds) {
-            // connect checked the minimum; a member with other settings may still raise it
-            log.warn("lock '{}' ({}): etcd granted a lease of {}s instead of the {}s asked for, so a crash of this holder"
-                    + " frees the lock later than lease={}", lockName, describe(lockName), granted.getTTL(), ttlSeconds,
-                    Durations.format(lease));
+    /**
+     * The client's session, granting a new lease if there is none or the last one ended; one grant at a
+     * time, whatever the number of threads that need it.
+     */
+    private EtcdSession session(String lockName) throws InterruptedException {
+        sessionLock.lockInterruptibly();
+        try {
+            if (closed) {
+                throw new IllegalStateException("lock '" + lockName + "': the etcd lock client for " + where
+                        + " is closed");
+            }
+            EtcdSession current = session;
+            if (current != null && current.usable()) {
+                return current;
+            }
+            long sentAt = System.nanoTime();
+            LeaseGrantResponse granted = call(lockName, "granting a lease", client.getLeaseClient()
+                    .grant(ttlSeconds, timeout.toMillis(), TimeUnit.MILLISECONDS));
+            if (granted.getTTL() != ttlSeconds) {
+                // connect checked the minimum; a member with other settings may still raise it
+                log.warn("lock '{}' ({}): etcd granted a lease of {}s instead of the {}s asked for, so a crash of this"
+                        + " client frees its locks later than lease={}", lockName, describe(lockName), granted.getTTL(),
+                        ttlSeconds, Durations.format(lease));
+            }
+            session = new EtcdSession(this, granted.getID(), Duration.ofSeconds(granted.getTTL()), sentAt, safetyMargin,
+                    keepalives);
+            return session;
+        } finally {
+            sessionLock.unlock();
         }
-        ByteSequence key = bytes(prefix + Long.toHexString(granted.getID()));
-        EtcdLease lease = new EtcdLease(this, lockName, key, granted.getID(), Duration.ofSeconds(granted.getTTL()));
+    }
+
+    /** One attempt on the current session: the handle, or null if the deadline passed while waiting. */
+    private BackendLease attempt(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        EtcdSession session = session(lockName);
+        ByteSequence key = bytes(prefix(lockName) + session.idString() + "-" + Long.toHexString(KEYS.incrementAndGet()));
+        EtcdLease lease = new EtcdLease(this, lockName, key, session);
+        if (!session.register(lease)) {
+            throw new LockBackendUnavailableException(lockName, subject(lockName) + "the etcd lease of this client ended"
+                    + " just now: " + session.failure() + "; trying again on a new one", session.failureCause());
+        }
         boolean handedOut = false;
         boolean unreachable = false;
         try {
-            lease.startKeepalive(keepalives);
-            long revision = enqueue(lockName, lease);
-            if (!awaitTurn(lockName, prefix, lease, revision, deadline)) {
+            KeyValue predecessor = queue.enqueue(lockName, lease);
+            if (predecessor != null && !queue.awaitTurn(lockName, lease, predecessor, deadline)) {
                 return null;
             }
-            confirm(lockName, lease, revision, evidence);
+            if (!session.usable()) {
+                lease.ensureAlive(); // the session ended while waiting, or its keepalive is overdue: try again
+            }
+            lease.granted(evidence);
             handedOut = true;
-            log.debug("lock '{}' acquired: key '{}', token {}", lockName, lease.keyString(), revision);
+            log.debug("lock '{}' acquired: key '{}', token {}", lockName, lease.keyString(), lease.fencingToken());
             return lease;
         } catch (LockBackendUnavailableException e) {
             unreachable = true;
             throw e;
         } finally {
             if (!handedOut) {
-                // an abandoned waiter must never become the holder later: its key goes now, not at expiry;
-                // towards an unreachable etcd the revoke is only sent, the key then expires with its lease
-                lease.revoke(!unreachable);
+                // an abandoned waiter must never become the holder later: its key goes now, not with the lease;
+                // towards an unreachable etcd the delete is only sent, and sent again at the next keepalives
+                lease.abandon(!unreachable);
             }
         }
-    }
-
-    /** Puts this contender's key, bound to its lease; returns the key's create revision. */
-    private long enqueue(String lockName, EtcdLease lease) throws InterruptedException {
-        ByteSequence key = lease.key();
-        TxnResponse r = call(lockName, "queueing key '" + lease.keyString() + "'", client.getKVClient().txn()
-                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                .Then(Op.put(key, bytes(lockName), PutOption.builder().withLeaseId(lease.id()).build()))
-                .Else(Op.get(key, GetOption.DEFAULT))
-                .commit());
-        long revision = r.isSucceeded() ? r.getHeader().getRevision()
-                : r.getGetResponses().get(0).getKvs().get(0).getCreateRevision();
-        lease.revision(revision);
-        return revision;
-    }
-
-    /**
-     * Waits until no key of the lock has a lower create revision than {@code revision}.
-     *
-     * @return false if the deadline passed first
-     */
-    private boolean awaitTurn(String lockName, String prefix, EtcdLease lease, long revision, Deadline deadline)
-            throws InterruptedException {
-        Watch watch = client.getWatchClient();
-        GetOption predecessor = GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
-                .withSortOrder(GetOption.SortOrder.DESCEND).withMaxCreateRevision(revision - 1).withLimit(1)
-                .withKeysOnly(true).build();
-        while (true) {
-            lease.ensureAlive();
-            GetResponse r = call(lockName, "reading the queue", client.getKVClient().get(bytes(prefix), predecessor));
-            if (r.getKvs().isEmpty()) {
-                return true;
-            }
-            if (deadline.hasPassed()) {
-                return false;
-            }
-            KeyValue before = r.getKvs().get(0);
-            CountDownLatch changed = new CountDownLatch(1);
-            lease.wakeOnLoss(changed);
-            WatchOption deletes = WatchOption.builder().withRevision(r.getHeader().getRevision() + 1)
-                    .withNoPut(true).build();
-            try (Watch.Watcher ignored = watch.watch(before.getKey(), deletes, Watch.listener(
-                    response -> {
-                        if (response.getEvents().stream().anyMatch(e -> e.getEventType() == WatchEvent.EventType.DELETE)) {
-                            changed.countDown();
-                        }
-                    },
-                    error -> changed.countDown(), // re-read instead of trusting a broken watch
-                    changed::countDown))) {
-                // the watch is a shortcut: re-reading every timeout also covers a watch that went quiet
-                changed.await(Math.min(deadline.remainingNanos(), timeout.toNanos()), TimeUnit.NANOSECONDS);
-            } finally {
-                lease.wakeOnLoss(null);
-            }
-        }
-    }
-
-    /** Confirms the lease is alive now that the key is first in line (etcd issue 11456), then reports the grant. */
-    private void confirm(String lockName, EtcdLease lease, long revision, LeaseEvidence evidence)
-            throws InterruptedException {
-        GetResponse own = call(lockName, "reading key '" + lease.keyString() + "'", client.getKVClient().get(lease.key()));
-        if (own.getKvs().isEmpty() || own.getKvs().get(0).getCreateRevision() != revision) {
-            // unavailable, so that acquire tries again with a fresh lease while the caller still waits
-            throw new LockBackendUnavailableException(lockName, "lock '" + lockName + "' (" + describe(lockName)
-                    + "): the key '" + lease.keyString() + "' vanished while waiting, so its lease expired or it was"
-                    + " deleted by hand; the lock was not granted, try again", null);
-        }
-        long sentAt = System.nanoTime();
-        LeaseTimeToLiveResponse ttl;
-        try {
-            ttl = call(lockName, "checking the lease", client.getLeaseClient().timeToLive(lease.id(), LeaseOption.DEFAULT));
-        } catch (LockException e) {
-            if (EtcdErrors.code(e.getCause()) != Status.Code.NOT_FOUND) {
-                throw e;
-            }
-            ttl = null;
-        }
-        if (ttl == null || ttl.getTTL() <= 0) {
-            throw new LockBackendUnavailableException(lockName, "lock '" + lockName + "' (" + describe(lockName)
-                    + "): the lease of key '" + lease.keyString() + "' had expired when its turn came, so the lock was"
-                    + " not granted (keepalives did not get through); check the connection to etcd and try again", null);
-        }
-        lease.granted(evidence, sentAt, Duration.ofSeconds(ttl.getTTL()));
     }
 
     /**
@@ -387,7 +376,7 @@ final class EtcdLockBackend implements LockBackend {
         return timeout;
     }
 
-    private String prefix(String lockName) {
+    String prefix(String lockName) {
         return prefix(namespace, lockName);
     }
 
@@ -425,6 +414,18 @@ final class EtcdLockBackend implements LockBackend {
 
     @Override
     public void close() {
+        EtcdSession last;
+        sessionLock.lock();
+        try {
+            closed = true;
+            last = session;
+            session = null;
+        } finally {
+            sessionLock.unlock();
+        }
+        if (last != null) {
+            last.close(); // revoking the lease removes every key still bound to it (rule 10)
+        }
         keepalives.shutdownNow();
         try {
             keepalives.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);

@@ -28,8 +28,8 @@ import javax.net.ssl.SSLException;
  * store decides), with {@code user:password@} in the URI when etcd has authentication enabled.
  *
  * <p>Locks live under the namespace (default {@value #DEFAULT_NAMESPACE}; a URI path, if given, is the
- * namespace too) as one key per contender, bound to the contender's etcd lease: see
- * {@link EtcdLockBackend} for the algorithm and its guarantees.
+ * namespace too) as one key per contender, bound to the client's one etcd lease: see
+ * {@link EtcdLockBackend} for the algorithm, its guarantees and what each lock costs.
  *
  * <p>How the options map onto etcd:
  * <ul>

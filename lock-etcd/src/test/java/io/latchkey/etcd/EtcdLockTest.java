@@ -161,6 +161,56 @@ class EtcdLockTest {
     }
 
     @Test
+    void theClientsLeaseEndingEndsEveryLockOfTheClientAndTheNextAcquireGetsANewLease() throws Exception {
+        try (LockClient client = connect()) {
+            Lease first = client.lock("shared-1").tryLock(Duration.ZERO).orElseThrow();
+            Lease second = client.lock("shared-2").tryLock(Duration.ZERO).orElseThrow();
+            long leaseId = keys("/etcd-test/shared-1/").get(0).getLease();
+            // one lease per client: both keys are bound to it
+            assertThat(keys("/etcd-test/shared-2/").get(0).getLease()).isEqualTo(leaseId);
+            raw.getLeaseClient().revoke(leaseId).get(10, TimeUnit.SECONDS);
+            // the next keepalive (every third of the lease) answers NOT_FOUND, and every lock bound to it is lost
+            for (Lease lease : List.of(first, second)) {
+                LockLostException lost = lease.lost().toCompletableFuture()
+                        .get(LEASE.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS);
+                assertThat(lost).hasMessageContaining("NOT_FOUND").hasMessageContaining(lease.lockName());
+                assertThat(lease.isValid()).isFalse();
+                lease.close();
+            }
+            try (Lease again = client.lock("shared-1").tryLock(Duration.ofSeconds(1)).orElseThrow()) {
+                assertThat(again.fencingToken()).isGreaterThan(second.fencingToken());
+                assertThat(keys("/etcd-test/shared-1/").get(0).getLease()).isNotEqualTo(leaseId);
+            }
+        }
+    }
+
+    @Test
+    void whenTheClientsKeepalivesGoUnansweredEveryLockOfTheClientIsLostByItsDeadline() throws Exception {
+        try (LockClient client = connect()) {
+            List<Lease> held = List.of(client.lock("unanswered-1").tryLock(Duration.ZERO).orElseThrow(),
+                    client.lock("unanswered-2").tryLock(Duration.ZERO).orElseThrow());
+            List<CompletableFuture<Long>> lostAt = held.stream().map(l -> l.lost().toCompletableFuture()
+                    .thenApply(e -> System.nanoTime())).collect(Collectors.toList());
+            server.pause();
+            try {
+                // nothing confirms the lease from here on: each deadline is fixed, and remaining() tells it
+                List<Long> deadlines = held.stream().map(l -> l.remaining().toNanos() + System.nanoTime())
+                        .collect(Collectors.toList());
+                for (int i = 0; i < held.size(); i++) {
+                    long at = lostAt.get(i).get(LEASE.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS);
+                    assertThat(held.get(i).isValid()).isFalse();
+                    // etcd keeps the key at least safetyMargin past the deadline: the loss is signalled before
+                    assertThat(at - deadlines.get(i)).as("lost() of %s after its deadline (ns)", held.get(i).lockName())
+                            .isLessThanOrEqualTo(options().safetyMargin().toNanos());
+                }
+            } finally {
+                server.unpause();
+            }
+            held.forEach(Lease::close);
+        }
+    }
+
+    @Test
     void theApplicationsOwnClientIsUsedAndLeftOpen() throws Exception {
         try (Client own = Client.builder().endpoints(server.endpoints().stream()
                 .map(e -> URI.create("http://" + e.getHostString() + ":" + e.getPort())).collect(Collectors.toList()))

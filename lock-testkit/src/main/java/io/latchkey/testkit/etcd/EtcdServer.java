@@ -145,6 +145,39 @@ public final class EtcdServer implements LockServer {
                 in -> new String(in.readAllBytes(), StandardCharsets.UTF_8));
     }
 
+    /**
+     * The Prometheus text that member {@code index} serves at {@code /metrics} on its client port:
+     * etcd's own counters ({@code etcd_server_proposals_committed_total} for Raft commits,
+     * {@code grpc_server_started_total} per gRPC method), for tests that count server operations.
+     */
+    public String metrics(int index) {
+        if (tls) {
+            throw new IllegalStateException("metrics() reads plain HTTP; start the server without TLS");
+        }
+        Member m = members.get(index);
+        InetSocketAddress e = m.endpoint();
+        java.net.HttpURLConnection c = null;
+        try {
+            c = (java.net.HttpURLConnection) java.net.URI.create("http://" + e.getHostString() + ":" + e.getPort()
+                    + "/metrics").toURL().openConnection();
+            c.setConnectTimeout(10_000);
+            c.setReadTimeout(10_000);
+            c.setRequestProperty("Connection", "close"); // no keep-alive thread left behind in the test's JVM
+            if (c.getResponseCode() != 200) {
+                throw new IllegalStateException("etcd member " + m.name + " answered /metrics with " + c.getResponseCode());
+            }
+            try (java.io.InputStream in = c.getInputStream()) {
+                return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            }
+        } catch (IOException ex) {
+            throw new IllegalStateException("could not read /metrics of etcd member " + m.name + ": " + ex, ex);
+        } finally {
+            if (c != null) {
+                c.disconnect();
+            }
+        }
+    }
+
     /** How many members there are. */
     public int size() {
         return members.size();

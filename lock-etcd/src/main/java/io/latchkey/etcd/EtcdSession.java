@@ -1,0 +1,318 @@
+package io.latchkey.etcd;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Txn;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.grpc.Status;
+import io.latchkey.spi.Durations;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one etcd lease of a lock client, kept alive for every key of the client: held locks and waiting
+ * contenders alike are bound to it, so a grant costs no {@code LeaseGrant} and a release no
+ * {@code LeaseRevoke}.
+ *
+ * <p>Keepalives are sent with {@code keepAliveOnce} every third of the TTL, not through jetcd's
+ * {@code Lease.keepAlive} observer: that stream resends every 500 ms while a response is late and does
+ * not say which request a response answers, so the moment that precedes the server's renewal (contract
+ * rule 7 in docs/contract.md: {@link io.latchkey.spi.LeaseEvidence#confirmed}'s {@code sentAtNanos})
+ * cannot be known from it. Here each response answers the one request whose send time was noted, and
+ * every key of the session gets that confirmation. A keepalive that fails, answers {@code NOT_FOUND}
+ * (TTL 0) or gets no response within the {@code timeout} option ends the session, and with it every
+ * lock of the client: nothing proves the lease survived, and every key of the client lives exactly as
+ * long as it. The keepalives stop at once, so etcd expires the lease within its TTL, and the next
+ * acquire grants a new session.
+ *
+ * <p>A key whose delete could not reach etcd (a release during a short outage) would live as long as
+ * the session: it is deleted again at every keepalive until etcd confirms, or goes with the lease.
+ *
+ * <p>Thread-safe.
+ */
+final class EtcdSession {
+
+    private static final Logger log = LoggerFactory.getLogger(EtcdSession.class);
+
+    private final EtcdLockBackend backend;
+    private final long id;
+    private final Duration ttl;
+    private final long marginNanos;
+    private final ScheduledExecutorService executor;
+    private final ScheduledFuture<?> renewal;
+
+    private final Set<EtcdLease> keys = new LinkedHashSet<>(); // guarded by this
+    private final Map<ByteSequence, Long> undeleted = new LinkedHashMap<>(); // guarded by this: key -> create revision
+    private boolean inFlight; // guarded by this
+    private boolean closed; // guarded by this
+    private boolean unreachable; // guarded by this: a call through the session could not reach etcd since the last keepalive
+    private String failure; // guarded by this
+    private Throwable failureCause; // guarded by this
+    private long confirmedAt; // guarded by this: the send time of the last request that showed the lease alive
+    private Duration confirmedTtl; // guarded by this: the TTL etcd reported then
+
+    /**
+     * A session on lease {@code id}, granted by a request sent at {@code sentAt} that reported {@code ttl};
+     * starts its keepalives on {@code executor}.
+     */
+    EtcdSession(EtcdLockBackend backend, long id, Duration ttl, long sentAt, Duration marginOfSafety,
+            ScheduledExecutorService executor) {
+        this.backend = backend;
+        this.id = id;
+        this.ttl = ttl;
+        this.marginNanos = marginOfSafety.toNanos();
+        this.confirmedAt = sentAt;
+        this.confirmedTtl = ttl;
+        this.executor = executor;
+        long period = Math.max(100, ttl.toMillis() / 3);
+        this.renewal = executor.scheduleWithFixedDelay(this::keepAlive, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    long id() {
+        return id;
+    }
+
+    String idString() {
+        return Long.toHexString(id);
+    }
+
+    Duration ttl() {
+        return ttl;
+    }
+
+    /**
+     * Whether a new key may be bound to this session: it has not ended, and its last confirmation still
+     * covers now after the safety margin. A session whose keepalive is overdue that far would hand out
+     * grants that are invalid on arrival, so it is ended here (its keys are reported lost no later than
+     * their own deadlines, which are the same).
+     */
+    boolean usable() {
+        synchronized (this) {
+            if (failure != null || closed) {
+                return false;
+            }
+            if (System.nanoTime() - (confirmedAt + confirmedTtl.toNanos() - marginNanos) < 0) {
+                return true;
+            }
+        }
+        fail("no keepalive of lease " + idString() + " was answered within its TTL less the safety margin", null);
+        return false;
+    }
+
+    /** Adds {@code key} to the keys that live and die with this session; false if it already ended. */
+    synchronized boolean register(EtcdLease key) {
+        if (failure != null || closed) {
+            return false;
+        }
+        keys.add(key);
+        return true;
+    }
+
+    synchronized void unregister(EtcdLease key) {
+        keys.remove(key);
+    }
+
+    /** The last confirmation: its send time and the TTL etcd reported, for a key granted now. */
+    synchronized long confirmedAt() {
+        return confirmedAt;
+    }
+
+    synchronized Duration confirmedTtl() {
+        return confirmedTtl;
+    }
+
+    /** Why the session ended, or null while it lives. */
+    synchronized String failure() {
+        return failure;
+    }
+
+    synchronized Throwable failureCause() {
+        return failureCause;
+    }
+
+    /** A call through this session could not reach etcd: closing will not wait for a revoke. */
+    synchronized void unreachable() {
+        unreachable = true;
+    }
+
+    /** {@link #delete} at the next keepalives, until etcd confirms. */
+    synchronized void deleteLater(ByteSequence key, long revision) {
+        if (failure == null && !closed) {
+            undeleted.put(key, revision);
+        }
+    }
+
+    /** {@link #deleteLater(ByteSequence, long)} once {@code delay} has passed: the key is to stay until then. */
+    void deleteLater(ByteSequence key, long revision, Duration delay) {
+        try {
+            executor.schedule(() -> deleteLater(key, revision), delay.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the client is closing: revoking the lease removes the key now, or it expires with it
+        }
+    }
+
+    private void keepAlive() {
+        synchronized (this) {
+            if (closed || failure != null || inFlight) {
+                return;
+            }
+            inFlight = true;
+        }
+        long sentAt = System.nanoTime();
+        CompletableFuture<LeaseKeepAliveResponse> answer;
+        try {
+            answer = backend.client().getLeaseClient().keepAliveOnce(id);
+        } catch (RuntimeException e) {
+            fail("sending a keepalive for lease " + idString() + " failed: " + EtcdErrors.message(e), e);
+            return;
+        }
+        String what = "renewing lease " + idString();
+        ScheduledFuture<?> deadline = executor.schedule(() -> answer.completeExceptionally(new TimeoutException(
+                "no keepalive response within " + Durations.format(backend.timeout()))), backend.timeout().toNanos(),
+                TimeUnit.NANOSECONDS);
+        answer.whenComplete((r, e) -> {
+            deadline.cancel(false);
+            synchronized (this) {
+                inFlight = false;
+            }
+            if (e == null && r.getTTL() > 0) {
+                confirmed(sentAt, Duration.ofSeconds(r.getTTL()));
+                deleteUndeleted();
+            } else if (e == null || EtcdErrors.code(e) == Status.Code.NOT_FOUND) {
+                fail("etcd no longer knows lease " + idString() + " (NOT_FOUND): it expired or was revoked", e);
+            } else if (e instanceof TimeoutException || e.getCause() instanceof TimeoutException) {
+                fail(backend.silent(null, what, sentAt, backend.timeout(), e).getMessage(), e);
+            } else {
+                fail(backend.failed(null, what, sentAt, backend.timeout(), e).getMessage(), e);
+            }
+        });
+    }
+
+    private void confirmed(long sentAt, Duration serverTtl) {
+        List<EtcdLease> targets;
+        synchronized (this) {
+            if (closed || failure != null) {
+                return;
+            }
+            confirmedAt = sentAt;
+            confirmedTtl = serverTtl;
+            unreachable = false;
+            targets = new ArrayList<>(keys);
+        }
+        for (EtcdLease key : targets) {
+            key.confirmed(sentAt, serverTtl);
+        }
+    }
+
+    /** Ends the session and every key bound to it; the first reason wins. */
+    void fail(String reason, Throwable cause) {
+        List<EtcdLease> targets;
+        synchronized (this) {
+            if (closed || failure != null) {
+                return;
+            }
+            failure = reason;
+            failureCause = cause;
+            renewal.cancel(false);
+            undeleted.clear();
+            targets = new ArrayList<>(keys);
+            keys.clear();
+        }
+        log.debug("etcd lease {} of this client ended ({} keys bound to it): {}", idString(), targets.size(), reason);
+        for (EtcdLease key : targets) {
+            key.sessionEnded(reason, cause);
+        }
+    }
+
+    private void deleteUndeleted() {
+        Map<ByteSequence, Long> pending;
+        synchronized (this) {
+            if (undeleted.isEmpty()) {
+                return;
+            }
+            pending = new LinkedHashMap<>(undeleted);
+        }
+        pending.forEach((key, revision) -> delete(key, revision).whenComplete((r, e) -> {
+            if (e == null) {
+                synchronized (this) {
+                    undeleted.remove(key, revision);
+                }
+                log.debug("key '{}' deleted after its release could not reach etcd", key.toString(StandardCharsets.UTF_8));
+            }
+        }));
+    }
+
+    /**
+     * Deletes {@code key} if it still has create revision {@code revision}; any key of that name if
+     * {@code revision} is 0 (a put whose outcome is unknown: the name is the grant's alone). One Raft commit.
+     */
+    CompletableFuture<TxnResponse> delete(ByteSequence key, long revision) {
+        Txn txn = backend.client().getKVClient().txn();
+        if (revision != 0) {
+            txn = txn.If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)));
+        }
+        return txn.Then(Op.delete(key, DeleteOption.DEFAULT)).commit();
+    }
+
+    /**
+     * Stops the keepalives and revokes the lease, which removes every key still bound to it. Waits at
+     * most {@code timeout} for etcd, and not at all once a call through the session found etcd
+     * unreachable (the lease then expires within its TTL).
+     */
+    void close() {
+        boolean wait;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            renewal.cancel(false);
+            wait = failure == null && !unreachable;
+            keys.clear();
+            undeleted.clear();
+        }
+        CompletableFuture<?> revoke;
+        try {
+            revoke = backend.client().getLeaseClient().revoke(id);
+        } catch (RuntimeException e) {
+            log.debug("could not revoke etcd lease {} ({}); it expires within {}", idString(), EtcdErrors.message(e),
+                    Durations.format(ttl));
+            return;
+        }
+        if (!wait) {
+            return;
+        }
+        try {
+            revoke.get(backend.timeout().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            if (EtcdErrors.code(e) != Status.Code.NOT_FOUND) {
+                log.debug("could not revoke etcd lease {} ({}); it expires within {}", idString(), EtcdErrors.message(e),
+                        Durations.format(ttl));
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "EtcdSession{lease=" + idString() + ", ttl=" + ttl.getSeconds() + "s}";
+    }
+}

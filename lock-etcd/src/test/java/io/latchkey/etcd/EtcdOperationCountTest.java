@@ -1,0 +1,187 @@
+package io.latchkey.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.options.GetOption;
+import io.latchkey.DistributedLock;
+import io.latchkey.Lease;
+import io.latchkey.LockClient;
+import io.latchkey.LockOptions;
+import io.latchkey.testkit.etcd.EtcdServer;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The operation floor of issue 13, counted with etcd's own {@code /metrics}, not timed: an uncontended
+ * lock+unlock is two Raft commits and at most three RPCs (here two: the queueing transaction and the
+ * deleting one), on one lease per client. The member is this class's own, so that no other client's
+ * requests or expiring leases fall into the counted window; keepalives are left out of the count by
+ * method (they are no Raft proposals in etcd 3.4 either).
+ */
+class EtcdOperationCountTest {
+
+    private static final Duration LEASE = Duration.ofSeconds(4);
+    private static final Duration TIMEOUT = Duration.ofSeconds(2);
+    private static final int CYCLES = 25;
+    private static final Pattern STARTED = Pattern.compile(
+            "^grpc_server_started_total\\{([^}]*)\\} (\\S+)$", Pattern.MULTILINE);
+    private static final Pattern METHOD = Pattern.compile("grpc_method=\"([^\"]+)\"");
+    private static final Pattern COMMITTED = Pattern.compile(
+            "^etcd_server_proposals_committed_total (\\S+)$", Pattern.MULTILINE);
+
+    private static EtcdServer server;
+    private static Client raw;
+
+    @BeforeAll
+    static void start() {
+        server = EtcdServer.start();
+        raw = Client.builder().endpoints(URI.create("http://" + server.endpoints().get(0).getHostString() + ":"
+                + server.endpoints().get(0).getPort())).build();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (raw != null) {
+            raw.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    private static LockClient connect() {
+        return LockClient.connect(URI.create(server.uri(server.endpoints())),
+                LockOptions.builder().lease(LEASE).timeout(TIMEOUT).namespace("/counted/").build());
+    }
+
+    @Test
+    void anUncontendedLockAndUnlockIsTwoRaftCommitsAndAtMostThreeRpcsOnOneLeasePerClient() throws Exception {
+        try (LockClient client = connect()) {
+            DistributedLock lock = client.lock("floor");
+            long leaseBefore = holderLease(lock);
+            Counts before = Counts.read(server);
+            for (int i = 0; i < CYCLES; i++) {
+                try (Lease lease = lock.tryLock().orElseThrow()) {
+                    assertThat(lease.isValid()).isTrue();
+                }
+            }
+            Counts after = Counts.read(server);
+            long commits = after.commits - before.commits;
+            long rpcs = after.rpcs - before.rpcs;
+            org.slf4j.LoggerFactory.getLogger(getClass()).info("{} uncontended lock+unlock cycles: {} Raft commits,"
+                    + " {} RPCs besides {} keepalives, by method {}", CYCLES, commits, rpcs,
+                    after.keepalives - before.keepalives, after.perMethod(before));
+            assertThat(commits).as("Raft commits in %d cycles", CYCLES).isEqualTo(2L * CYCLES);
+            assertThat(rpcs).as("RPCs other than keepalives in %d cycles: %s", CYCLES, after.perMethod(before))
+                    .isLessThanOrEqualTo(3L * CYCLES);
+            // one lease for every grant of the client: no grant, revoke or lease check per lock
+            assertThat(holderLease(lock)).isEqualTo(leaseBefore);
+        }
+    }
+
+    @Test
+    void aWaiterLearnsItsPredecessorFromTheQueueingTransactionItself() throws Exception {
+        try (LockClient holder = connect(); LockClient waiter = connect()) {
+            Lease held = holder.lock("contended").tryLock().orElseThrow();
+            Counts before = Counts.read(server);
+            CompletableFuture<Optional<Lease>> waiting = waiter.lock("contended").tryLockAsync(LEASE.multipliedBy(3));
+            org.awaitility.Awaitility.await().atMost(TIMEOUT.multipliedBy(2)).until(() -> raw.getKVClient()
+                    .get(bytes("/counted/contended/"), GetOption.builder().isPrefix(true).withCountOnly(true).build())
+                    .get(10, TimeUnit.SECONDS).getCount() == 2);
+            held.close();
+            try (Lease got = waiting.get(LEASE.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS).orElseThrow()) {
+                assertThat(got.fencingToken()).isGreaterThan(held.fencingToken());
+            }
+            Counts after = Counts.read(server);
+            // the waiter's put, the holder's delete, the waiter's delete; reads are no proposals
+            assertThat(after.commits - before.commits).as("Raft commits of a hand-over: %s", after.perMethod(before))
+                    .isEqualTo(3);
+        }
+    }
+
+    @Test
+    void closingTheClientRevokesItsLeaseAndLeavesNoKey() throws Exception {
+        LockClient client = connect();
+        Lease held = client.lock("closed").tryLock().orElseThrow();
+        long lease = holderLease(client.lock("other"));
+        assertThat(ttl(lease)).as("TTL of the client's lease while it is open").isPositive();
+        client.close();
+        assertThat(held.isValid()).isFalse();
+        // etcd answers -1 for a lease it does not know: revoked at close, not left to expire
+        assertThat(ttl(lease)).as("TTL of the client's lease right after it closed").isEqualTo(-1);
+        assertThat(raw.getKVClient().get(bytes("/counted/"), GetOption.builder().isPrefix(true).withCountOnly(true)
+                .build()).get(10, TimeUnit.SECONDS).getCount()).isZero();
+    }
+
+    /** The lease of the key of a grant of {@code lock}, read while it is held. */
+    private static long holderLease(DistributedLock lock) throws Exception {
+        try (Lease ignored = lock.tryLock().orElseThrow()) {
+            List<KeyValue> kvs = raw.getKVClient().get(bytes(EtcdLockBackend.prefix("/counted/", lock.name())),
+                    GetOption.builder().isPrefix(true).build()).get(10, TimeUnit.SECONDS).getKvs();
+            assertThat(kvs).hasSize(1);
+            return kvs.get(0).getLease();
+        }
+    }
+
+    private static long ttl(long lease) throws Exception {
+        return raw.getLeaseClient().timeToLive(lease, io.etcd.jetcd.options.LeaseOption.DEFAULT).get(10, TimeUnit.SECONDS)
+                .getTTL();
+    }
+
+    private static ByteSequence bytes(String s) {
+        return ByteSequence.from(s, StandardCharsets.UTF_8);
+    }
+
+    /** Raft commits and started RPCs as etcd counts them, keepalives apart. */
+    private static final class Counts {
+        final long commits;
+        final long rpcs;
+        final long keepalives;
+        final java.util.Map<String, Long> byMethod = new java.util.TreeMap<>();
+
+        private Counts(String metrics) {
+            Matcher c = COMMITTED.matcher(metrics);
+            assertThat(c.find()).as("etcd_server_proposals_committed_total in /metrics").isTrue();
+            commits = (long) Double.parseDouble(c.group(1));
+            Matcher m = STARTED.matcher(metrics);
+            while (m.find()) {
+                Matcher method = METHOD.matcher(m.group(1));
+                if (method.find()) {
+                    byMethod.merge(method.group(1), (long) Double.parseDouble(m.group(2)), Long::sum);
+                }
+            }
+            assertThat(byMethod).as("grpc_server_started_total in /metrics").isNotEmpty();
+            keepalives = byMethod.getOrDefault("LeaseKeepAlive", 0L);
+            rpcs = byMethod.values().stream().mapToLong(Long::longValue).sum() - keepalives;
+        }
+
+        static Counts read(EtcdServer server) {
+            return new Counts(server.metrics(0));
+        }
+
+        /** The methods called since {@code before}, with their counts. */
+        java.util.Map<String, Long> perMethod(Counts before) {
+            java.util.Map<String, Long> delta = new java.util.TreeMap<>();
+            byMethod.forEach((k, v) -> {
+                long d = v - before.byMethod.getOrDefault(k, 0L);
+                if (d != 0) {
+                    delta.put(k, d);
+                }
+            });
+            return delta;
+        }
+    }
+}
