@@ -203,6 +203,8 @@ final class Acquisition {
             // the caller leaves: a node created after this moment would hold the lock for nobody
             sent.thenAccept(late -> {
                 if (ok(late)) {
+                    log.info("lock '{}': node {} was created after the caller stopped waiting; deleting it", lockName,
+                            late.getName());
                     ZooKeeperLease.deleteInBackground(backend.client, late.getName(), lockName);
                 }
             });
