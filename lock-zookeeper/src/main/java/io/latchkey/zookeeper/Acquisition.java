@@ -165,7 +165,8 @@ final class Acquisition {
                 synchronized (this) {
                     woken = false;
                 }
-                if (watch(ZKPaths.makePath(lockPath, predecessor))) {
+                // a session that changed meanwhile, with no wake-up left to tell: look again at once
+                if (watch(ZKPaths.makePath(lockPath, predecessor)) && owner == backend.sessionId()) {
                     awaitWake(deadline);
                 }
             } catch (KeeperException e) {

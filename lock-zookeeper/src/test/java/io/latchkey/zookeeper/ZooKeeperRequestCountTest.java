@@ -33,8 +33,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class ZooKeeperRequestCountTest {
 
-    /** A lease long enough that no renewal (every quarter of the session) falls inside the counted cycles. */
-    private static final LockOptions BASE = LockOptions.builder().lease(Duration.ofMinutes(2)).build();
+    /**
+     * A lease as long as the server keeps a session (its {@code maxSessionTimeout}: 10 s at the kit's
+     * tick), so that a lease's first renewal, a quarter of the session after its grant, comes long after
+     * each counted lease is closed.
+     */
+    private static final LockOptions BASE = LockOptions.builder().lease(Duration.ofSeconds(10)).build();
     private static final int CYCLES = 20;
 
     @RegisterExtension
@@ -59,7 +63,7 @@ class ZooKeeperRequestCountTest {
             // the lock name's node, with a schedule record in it, as a lock that has run a job has: so the
             // server's container manager does not delete it between cycles (a new one would cost a create)
             raw.create().creatingParentsIfNeeded().forPath(backend.lockPath(lock.name()) + "/" + SlotRecord.NODE);
-            long session = backend.sessionId();
+            long session = backend.client.getZookeeperClient().getZooKeeper().getSessionId();
             long requestsBefore = lastRequestId(server, session);
             long writesBefore = namespaceCount(server, namespace, "write");
             long readsBefore = namespaceCount(server, namespace, "read");
@@ -70,7 +74,8 @@ class ZooKeeperRequestCountTest {
                 }
             }
 
-            assertThat(backend.sessionId()).as("the session, unchanged").isEqualTo(session);
+            assertThat(backend.client.getZookeeperClient().getZooKeeper().getSessionId()).as("the session, unchanged")
+                    .isEqualTo(session);
             assertThat(lastRequestId(server, session) - requestsBefore).as("requests of the session for %d cycles", CYCLES)
                     .isEqualTo(3L * CYCLES);
             assertThat(namespaceCount(server, namespace, "write") - writesBefore).as("writes (create, delete)")
