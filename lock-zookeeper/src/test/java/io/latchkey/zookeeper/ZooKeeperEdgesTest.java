@@ -11,6 +11,7 @@ import io.latchkey.LockOptions;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.fault.ChildHolder;
 import io.latchkey.testkit.fault.OptionsUri;
+import io.latchkey.testkit.fault.TcpProxy;
 import io.latchkey.testkit.zookeeper.ZooKeeperServer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -234,6 +235,36 @@ class ZooKeeperEdgesTest {
                     waiter.request("release", OPTIONS.timeout().plus(SLACK));
                 }
             }
+        }
+    }
+
+    @Test
+    @DisplayName("a waiter cut off past its own session queues again once it reaches the server, in a new session,"
+            + " and is granted the lock within its wait")
+    void waiterCutOffPastItsSession() throws Exception {
+        String name = "waiter-cut-" + System.nanoTime();
+        String lockPath = LockPaths.DEFAULT_BASE + "/" + LockPaths.nodeName(name);
+        LockClient holder = client(OPTIONS);
+        try (TcpProxy proxy = TcpProxy.start(server.endpoints().get(0));
+                CuratorFramework raw = ZooKeeperTestSupport.rawClient(server.connectString())) {
+            LockClient waiter = later(LockClient.connect(URI.create(server.uri(List.of(proxy.endpoint()))), OPTIONS));
+            Lease held = holder.lock(name).lock(OPTIONS.lease());
+            String holderNode = raw.getChildren().forPath(lockPath).get(0);
+            Duration wait = OPTIONS.lease().multipliedBy(6);
+            CompletableFuture<Optional<Lease>> next = waiter.lock(name).tryLockAsync(wait);
+            String waiterNode = awaitOtherNode(raw, lockPath, holderNode, null, wait);
+            proxy.cut();
+            org.awaitility.Awaitility.await("the cut waiter's node to go with its session")
+                    .atMost(OPTIONS.lease().plus(tick).plus(SLACK)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> !raw.getChildren().forPath(lockPath).contains(waiterNode));
+            proxy.restore();
+            awaitOtherNode(raw, lockPath, holderNode, waiterNode, wait);
+            assertThat(next).as("the waiter while the lock is held").isNotDone();
+            held.close();
+            Optional<Lease> got = next.get(wait.plus(OPTIONS.timeout()).plus(SLACK).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(got).as("the waiter after its own session expired").isPresent();
+            assertThat(got.get().isValid()).isTrue();
+            got.get().close();
         }
     }
 
