@@ -77,7 +77,8 @@ import org.slf4j.LoggerFactory;
  * <p><b>Bounds.</b> The probe also tells, within {@code timeout}, why no server could be reached: an
  * unresolvable host, a refused port, a listener that accepts but never answers (a paused server), a
  * server that closes the connection (no quorum). The probe and Curator's session share that one
- * {@code timeout} (only this JVM's own building and starting of Curator is added to it), so a server
+ * {@code timeout} (only this JVM's own time is added to it: loading the client's classes, on a thread
+ * of its own while the probe runs, and building and starting Curator), so a server
  * that answers the probe and then freezes fails connect within {@code timeout} too. Closing a Curator
  * client whose server stopped answering would wait out ZooKeeper's own connection timeout; it is cut
  * off at {@code timeout}. An acquire waits for each answer at most until its deadline plus
@@ -176,6 +177,7 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
         }
         Sessions.checkLeaseAgainstTimeout(options, shown);
         Deadline deadline = Deadline.after(options.timeout());
+        Thread preloading = Sessions.preload();
         ServerProbe.Answer answer;
         try {
             answer = probe(uri.hosts(), deadline, shown, options);
@@ -206,9 +208,15 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
             builder.authorization("digest", (options.username() + ":" + options.password()).getBytes(StandardCharsets.UTF_8));
         }
         // The server gets the timeout once, the probe and the session together: a server that answered the
-        // probe and then froze fails connect within the timeout. What this JVM spends building and starting
-        // Curator (loading its and ZooKeeper's classes, starting their threads) is its own and not charged.
+        // probe and then froze fails connect within the timeout. What this JVM spends loading ZooKeeper's
+        // and Curator's classes and building and starting Curator is its own and not charged.
         long building = System.nanoTime();
+        try {
+            Sessions.awaitPreload(preloading, options.timeout());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockException(null, "interrupted while connecting to zookeeper at " + shown, e);
+        }
         CuratorFramework curator = builder.build();
         curator.start();
         Deadline connecting = deadline.plus(Duration.ofNanos(System.nanoTime() - building));
