@@ -18,7 +18,61 @@ final class Sessions {
     /** How long a close interrupted past its bound may take to shut its threads down. */
     private static final long CLOSE_AFTER_INTERRUPT_MS = 200;
 
+    /**
+     * Classes of the ZooKeeper client and of Curator that a connect, its base path and the first locks
+     * load; names, so that one a later version renames is skipped rather than failing the connect.
+     */
+    private static final List<String> CLIENT_CLASSES = List.of(
+            "org.apache.zookeeper.ZooKeeper", "org.apache.zookeeper.ClientCnxn", "org.apache.zookeeper.ClientCnxnSocketNIO",
+            "org.apache.zookeeper.ZKWatchManager", "org.apache.zookeeper.client.ZKClientConfig",
+            "org.apache.zookeeper.client.StaticHostProvider", "org.apache.zookeeper.data.Stat",
+            "org.apache.zookeeper.data.ACL", "org.apache.zookeeper.proto.ConnectRequest",
+            "org.apache.zookeeper.proto.ConnectResponse", "org.apache.zookeeper.proto.RequestHeader",
+            "org.apache.zookeeper.proto.ReplyHeader", "org.apache.zookeeper.proto.WatcherEvent",
+            "org.apache.zookeeper.proto.ExistsRequest", "org.apache.zookeeper.proto.ExistsResponse",
+            "org.apache.zookeeper.proto.GetACLRequest", "org.apache.zookeeper.proto.GetACLResponse",
+            "org.apache.zookeeper.proto.CreateRequest", "org.apache.zookeeper.proto.CreateResponse",
+            "org.apache.zookeeper.proto.Create2Response", "org.apache.zookeeper.proto.GetChildrenRequest",
+            "org.apache.zookeeper.proto.GetChildrenResponse", "org.apache.zookeeper.proto.DeleteRequest",
+            "org.apache.zookeeper.proto.SyncRequest", "org.apache.zookeeper.proto.SyncResponse",
+            "org.apache.zookeeper.proto.GetDataRequest", "org.apache.zookeeper.proto.GetDataResponse",
+            "org.apache.jute.BinaryInputArchive", "org.apache.jute.BinaryOutputArchive",
+            "org.apache.curator.framework.imps.CuratorFrameworkImpl", "org.apache.curator.framework.imps.ExistsBuilderImpl",
+            "org.apache.curator.framework.imps.GetACLBuilderImpl", "org.apache.curator.framework.imps.CreateBuilderImpl",
+            "org.apache.curator.framework.imps.GetChildrenBuilderImpl", "org.apache.curator.framework.imps.DeleteBuilderImpl",
+            "org.apache.curator.framework.imps.SyncBuilderImpl", "org.apache.curator.framework.imps.GetDataBuilderImpl",
+            "org.apache.curator.framework.imps.CuratorEventImpl", "org.apache.curator.framework.imps.NamespaceWatcher",
+            "org.apache.curator.framework.imps.OperationAndData", "org.apache.curator.framework.state.ConnectionStateManager",
+            "org.apache.curator.ConnectionState", "org.apache.curator.HandleHolder", "org.apache.curator.RetryLoopImpl",
+            "org.apache.curator.connection.StandardConnectionHandlingPolicy");
+
     private Sessions() {
+    }
+
+    /**
+     * Starts loading the ZooKeeper client's and Curator's classes on a daemon thread of its own, to run
+     * while the probe talks to the server: in a cold JVM (four starting at once on two cores) loading
+     * and initialising them takes a good share of a short timeout, and that time is this JVM's, not the
+     * server's. {@link #awaitPreload} waits for it, and the connect does not charge that wait.
+     */
+    static Thread preload() {
+        Thread t = DaemonThreads.factory("latchkey-zookeeper-preload").newThread(() -> {
+            ClassLoader loader = Sessions.class.getClassLoader();
+            for (String name : CLIENT_CLASSES) {
+                try {
+                    Class.forName(name, true, loader);
+                } catch (ClassNotFoundException | LinkageError e) {
+                    // another version of the client: it loads what it needs itself
+                }
+            }
+        });
+        t.start();
+        return t;
+    }
+
+    /** Waits for {@link #preload} to finish, at most {@code bound}. */
+    static void awaitPreload(Thread preloading, Duration bound) throws InterruptedException {
+        preloading.join(Math.max(1, bound.toMillis()));
     }
 
     /** The session timeout the server granted the client's current session. */

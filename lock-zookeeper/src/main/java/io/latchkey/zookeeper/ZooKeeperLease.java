@@ -27,18 +27,22 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One held ZooKeeper lock: its ephemeral sequential node, the evidence that keeps its lease valid and
- * the watch that notices its loss. Thread-safe; {@link #release()} may come from any thread.
+ * the watches that notice its loss. Thread-safe; {@link #release()} may come from any thread.
  *
- * <p>Evidence: every quarter of the session timeout the lease sends {@code sync} and then {@code exists}
- * on its node, taking {@link System#nanoTime()} before the {@code sync} is sent. A {@code sync} is
- * answered only after the leader has seen it, and the {@code exists} answer after that (ZooKeeper
- * answers a session's requests in order), so an answer showing the node with this lease's
+ * <p>Evidence: the grant itself is the first ({@link Acquisition} explains why the create's own answer,
+ * or for a waiter a {@code sync} ahead of its last children read, proves the session alive after a
+ * known send time). Then, every quarter of the session timeout, the lease sends {@code sync} and then
+ * {@code exists} on its node, taking {@link System#nanoTime()} before the {@code sync} is sent. A
+ * {@code sync} is answered only after the leader has seen it, and the {@code exists} answer after that
+ * (ZooKeeper answers a session's requests in order), so an answer showing the node with this lease's
  * {@code czxid} and this session as its owner proves the session was alive at the servers after that
  * send time; the session, and with it the node, then lives at least the negotiated session timeout
  * from there unless the server hears from the client again. That is reported as
  * {@link LeaseEvidence#confirmed}. {@code SUSPENDED} stops the evidence, so the validity deadline
  * counts down from the last answer; {@code RECONNECTED} probes at once; {@code LOST}, an answer without
- * the node, or the node's deletion seen by the watch report {@link LeaseEvidence#lost}.
+ * the node, or the node's deletion seen by a watch report {@link LeaseEvidence#lost}. The watch is the
+ * one the grant's children read left on the lock path (no request of its own); at its first change
+ * the lease watches its own node with {@code exists}.
  */
 final class ZooKeeperLease implements BackendLease {
 
@@ -52,51 +56,29 @@ final class ZooKeeperLease implements BackendLease {
     private final LeaseEvidence evidence;
     private final Watcher watcher = this::nodeEvent;
     private final AtomicBoolean released = new AtomicBoolean();
+    private final AtomicBoolean watchingNode = new AtomicBoolean();
     private final AtomicLong probeSentAt = new AtomicLong(); // 0 when no probe is in flight
-    private volatile long czxid;
-    private volatile long sessionId;
+    private final long czxid;
+    private final long sessionId;
     private volatile ScheduledFuture<?> renewal;
 
-    ZooKeeperLease(ZooKeeperBackend backend, String lockName, String node, LeaseEvidence evidence) {
+    ZooKeeperLease(ZooKeeperBackend backend, String lockName, String node, long czxid, long sessionId,
+            LeaseEvidence evidence) {
         this.backend = backend;
         this.lockName = lockName;
         this.node = node;
+        this.czxid = czxid;
+        this.sessionId = sessionId;
         this.evidence = evidence;
     }
 
     /**
-     * Confirms the grant, learns the fencing token, and starts the periodic evidence.
+     * Reports the grant's evidence and starts the periodic one.
      *
-     * @return false if the node Curator granted is not this session's: a node created by an earlier
-     *     session of this client that expired while it waited (the server had not yet deleted it when
-     *     Curator looked), or already gone. Such a node holds nothing for this session; it is deleted,
-     *     and the caller queues again.
+     * @param sentAt {@link System#nanoTime()} before the request whose answer proved the session alive
      */
-    boolean start() throws InterruptedException {
-        long sentAt = System.nanoTime();
-        Stat stat;
-        try {
-            stat = probe(true).get(backend.timeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (ExecutionException e) {
-            throw backend.failure(lockName, "confirm the grant of", e.getCause());
-        } catch (TimeoutException e) {
-            throw new LockBackendUnavailableException(lockName, "zookeeper did not confirm the grant of lock '" + lockName
-                    + "' (node " + node + ") within the timeout option (" + Durations.format(backend.timeout)
-                    + "); check that the ensemble is up and reachable", e);
-        }
-        long session = currentSession();
-        if (stat == null || stat.getEphemeralOwner() != session) {
-            log.debug("lock '{}': node {} was granted but {}; queueing again", lockName, node,
-                    stat == null ? "is gone" : "belongs to the expired session 0x" + Long.toHexString(stat.getEphemeralOwner()));
-            released.set(true);
-            backend.forget(this);
-            if (stat != null) {
-                deleteInBackground(backend.client, node, lockName);
-            }
-            return false;
-        }
-        czxid = stat.getCzxid();
-        sessionId = session;
+    void start(long sentAt) {
+        backend.adopt(this);
         evidence.confirmed(sentAt, sessionTimeout());
         long every = Math.max(50, sessionTimeout().toMillis() / 4);
         try {
@@ -105,7 +87,13 @@ final class ZooKeeperLease implements BackendLease {
             throw new IllegalStateException("zookeeper lock backend is closed; lock '" + lockName + "' was released", e);
         }
         log.debug("lock '{}' granted: node {}, fencing token (czxid) {}", lockName, node, czxid);
-        return true;
+    }
+
+    /** Watches this lease's own node from now on: once, as the lock path's children changed. */
+    void watchNode() {
+        if (!released.get() && watchingNode.compareAndSet(false, true)) {
+            exists(true).whenComplete(this::checkNode);
+        }
     }
 
     String lockName() {
@@ -212,39 +200,67 @@ final class ZooKeeperLease implements BackendLease {
             probeSentAt.compareAndSet(now, 0);
             if (error != null) {
                 log.debug("probe of lock '{}' (node {}) failed; the validity deadline keeps counting down", lockName, node, error);
-            } else if (stat == null) {
-                lost("its lock node " + node + " no longer exists", null);
-            } else if (stat.getCzxid() != czxid || stat.getEphemeralOwner() != sessionId) {
-                lost("its lock node " + node + " now belongs to session 0x" + Long.toHexString(stat.getEphemeralOwner())
-                        + ", not 0x" + Long.toHexString(sessionId), null);
-            } else {
+            } else if (ours(stat, "no longer exists")) {
                 inCallback(() -> evidence.confirmed(now, sessionTimeout()));
             }
         });
     }
 
-    /** {@code sync}, then {@code exists} on the node; completes with its stat, or {@code null} if it is gone. */
+    private void checkNode(Stat stat, Throwable error) {
+        if (error != null) {
+            watchingNode.set(false); // the next change or renewal tries again
+            log.debug("watching the node of lock '{}' ({}) failed", lockName, node, error);
+        } else {
+            ours(stat, "was deleted (by its session's expiry or by someone else)");
+        }
+    }
+
+    /** Whether {@code stat} shows this lease's node; if not, the lease is lost. */
+    private boolean ours(Stat stat, String goneReason) {
+        if (stat == null) {
+            lost("its lock node " + node + " " + goneReason, null);
+            return false;
+        }
+        if (stat.getCzxid() != czxid || stat.getEphemeralOwner() != sessionId) {
+            lost("its lock node " + node + " now belongs to session 0x" + Long.toHexString(stat.getEphemeralOwner())
+                    + ", not 0x" + Long.toHexString(sessionId), null);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * {@code sync}, then {@code exists} on the node, sent together (a session's requests are answered in
+     * order); completes with its stat, or {@code null} if it is gone.
+     */
     private CompletableFuture<Stat> probe(boolean watch) {
+        CompletableFuture<Stat> synced = new CompletableFuture<>();
+        try {
+            backend.client.sync().inBackground((c, event) -> {
+                if (!ok(event) && code(event) != KeeperException.Code.NONODE) {
+                    synced.completeExceptionally(KeeperException.create(code(event), node));
+                } else {
+                    synced.complete(null);
+                }
+            }).forPath(node);
+        } catch (Exception e) {
+            synced.completeExceptionally(e);
+        }
+        return synced.thenCombine(exists(watch), (s, stat) -> stat);
+    }
+
+    /** {@code exists} on the node, watching it if asked; completes with its stat, or {@code null} if it is gone. */
+    private CompletableFuture<Stat> exists(boolean watch) {
         CompletableFuture<Stat> result = new CompletableFuture<>();
         CuratorFramework client = backend.client;
         try {
-            client.sync().inBackground((c, synced) -> {
-                if (!ok(synced) && code(synced) != KeeperException.Code.NONODE) {
-                    result.completeExceptionally(KeeperException.create(code(synced), node));
-                    return;
-                }
-                try {
-                    (watch ? c.checkExists().usingWatcher(watcher) : c.checkExists()).inBackground((c2, exists) -> {
-                        if (ok(exists)) {
-                            result.complete(exists.getStat());
-                        } else if (code(exists) == KeeperException.Code.NONODE) {
-                            result.complete(null);
-                        } else {
-                            result.completeExceptionally(KeeperException.create(code(exists), node));
-                        }
-                    }).forPath(node);
-                } catch (Exception e) {
-                    result.completeExceptionally(e);
+            (watch ? client.checkExists().usingWatcher(watcher) : client.checkExists()).inBackground((c, exists) -> {
+                if (ok(exists)) {
+                    result.complete(exists.getStat());
+                } else if (code(exists) == KeeperException.Code.NONODE) {
+                    result.complete(null);
+                } else {
+                    result.completeExceptionally(KeeperException.create(code(exists), node));
                 }
             }).forPath(node);
         } catch (Exception e) {
@@ -260,7 +276,7 @@ final class ZooKeeperLease implements BackendLease {
         if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
             lost("its lock node " + node + " was deleted (by its session's expiry or by someone else)", null);
         } else {
-            probe(true); // any other change consumed the watch: set it again
+            exists(true).whenComplete(this::checkNode); // any other change consumed the watch: set it again
         }
     }
 
@@ -286,14 +302,6 @@ final class ZooKeeperLease implements BackendLease {
             if (before == null) {
                 IN_CALLBACK.remove();
             }
-        }
-    }
-
-    private long currentSession() {
-        try {
-            return backend.client.getZookeeperClient().getZooKeeper().getSessionId();
-        } catch (Exception e) {
-            throw backend.failure(lockName, "confirm the grant of", e);
         }
     }
 

@@ -37,26 +37,27 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Latchkey's ZooKeeper provider: locks on Curator's {@code InterProcessMutex}, for URIs like
+ * Latchkey's ZooKeeper provider: locks on ephemeral sequential nodes through Curator, for URIs like
  * {@code zookeeper://user:password@zk1:2181,zk2:2181/base/path?lease=30s}.
  *
  * <p><b>Layout.</b> Each lock name is a container node under the base path (the URI's path, default
  * {@code /latchkey}, prefixed by the {@code namespace} option if set), named by {@link LockPaths}
  * ({@code report:nightly} is {@code /latchkey/report%3Anightly}); contenders create ephemeral sequential
- * nodes under it, exactly as {@code InterProcessMutex} does, so Latchkey and plain Curator mutexes on
- * the same path exclude each other. The lowest node holds the lock; every other waiter watches only
- * its predecessor, so a release wakes one waiter, and grants follow creation order (FIFO). The server's
- * container manager deletes a lock name's node once its last lock node is gone, so a million names
- * over time leave no million empty nodes.
+ * nodes under it, named as Curator's {@code InterProcessMutex} names them, so Latchkey and plain Curator
+ * mutexes on the same path exclude each other. The lowest node holds the lock; every other waiter
+ * watches only its predecessor, so a release wakes one waiter, and grants follow creation order (FIFO).
+ * The server's container manager deletes a lock name's node once its last lock node is gone, so a
+ * million names over time leave no million empty nodes.
  *
- * <p><b>Closing from any thread (contract rule 4, docs/contract.md).</b> {@code InterProcessMutex} keys its reentrancy bookkeeping
- * by thread and refuses {@code release()} from another thread, yet the lock it holds is nothing but
- * its ephemeral sequential node, and its release deletes that node. So each acquire runs a fresh
- * mutex on a worker thread, the grant keeps the node's path and drops the mutex (the shared layer does
- * reentrancy), and closing deletes the node with Curator's guaranteed delete from whatever thread
- * closes. The worker thread also bounds a Curator call stuck on a dead server by the caller's deadline
- * plus the {@code timeout} option.
- *
+ * <p><b>The recipe is Latchkey's own</b> ({@code Acquisition}), not {@code InterProcessMutex}: that
+ * mutex keys its reentrancy by thread and refuses {@code release()} from another thread (contract rule
+ * 4, docs/contract.md), so it needed a worker thread per acquire, and it confirmed a grant with a
+ * {@code sync} and an {@code exists} of its own. Latchkey's recipe runs on the caller's thread,
+ * confirms the grant from the create's own {@code Stat}, and deletes the node from whatever thread
+ * closes the lease; the shared layer does reentrancy. An uncontended lock and unlock is three requests
+ * (create, getChildren, delete), two of them writes; a waiter granted after waiting adds one
+ * {@code sync}, sent with its last children read.
+
  * <p><b>Lease, tick and failover (contract rules 5 and 7).</b> A ZooKeeper server expires sessions in
  * buckets of one {@code tickTime}: a session silent since {@code t} ends between {@code t + timeout} and
  * {@code t + timeout + tick}. So that {@code lease} stays the failover bound, connect first runs one
@@ -75,13 +76,20 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Bounds.</b> The probe also tells, within {@code timeout}, why no server could be reached: an
  * unresolvable host, a refused port, a listener that accepts but never answers (a paused server), a
- * server that closes the connection (no quorum). Closing a Curator client whose server stopped
- * answering would wait out ZooKeeper's own connection timeout; it is cut off at {@code timeout}.
+ * server that closes the connection (no quorum). The probe and Curator's session share that one
+ * {@code timeout} (only this JVM's own time is added to it: loading the client's classes, on a thread
+ * of its own while the probe runs, and building and starting Curator), so a server
+ * that answers the probe and then freezes fails connect within {@code timeout} too. Closing a Curator
+ * client whose server stopped answering would wait out ZooKeeper's own connection timeout; it is cut
+ * off at {@code timeout}. An acquire waits for each answer at most until its deadline plus
+ * {@code timeout}.
  *
- * <p><b>Waiters and expired sessions.</b> A waiter whose own session expired while it waited (its
- * process was stopped, its network cut) finds its node gone, or Curator grants it the node its old
- * session left behind; either way it queues again within its wait. A waiter whose holder's session
- * expired is granted the lock once the server deletes the holder's node.
+ * <p><b>Waiters and expired sessions.</b> A waiter whose holder's session expired waits on the
+ * holder's node like on any other, and is granted the lock once the server deletes that node with the
+ * session, within its wait. A waiter whose own session expired while it waited (its process was
+ * stopped, its network cut) finds its node gone, or still there under the old session: it deletes what
+ * is left and queues again in the new session, within its wait; only if the wait is over by then is it
+ * told that this process was paused (when it was) or that the session ended.
  *
  * <p><b>Security.</b> With a username and password, the client authenticates with the {@code digest}
  * scheme and creates the base path and all lock nodes with an ACL granting everything to that identity
@@ -167,6 +175,7 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
                     + " authentication needs both, as in zookeeper://user:password@host:2181" + base);
         }
         Deadline deadline = Deadline.after(options.timeout());
+        Thread preloading = Sessions.preload();
         ServerProbe.Answer answer;
         try {
             answer = probe(uri.hosts(), deadline, shown, options);
@@ -196,11 +205,20 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
         if (options.username() != null) {
             builder.authorization("digest", (options.username() + ":" + options.password()).getBytes(StandardCharsets.UTF_8));
         }
+        // The server gets the timeout once, the probe and the session together: a server that answered the
+        // probe and then froze fails connect within the timeout. What this JVM spends loading ZooKeeper's
+        // and Curator's classes and building and starting Curator is its own and not charged.
+        long building = System.nanoTime();
+        try {
+            Sessions.awaitPreload(preloading, options.timeout());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockException(null, "interrupted while connecting to zookeeper at " + shown, e);
+        }
         CuratorFramework curator = builder.build();
         curator.start();
-        // A server that answered the probe is up: the session gets a timeout of its own, so that this
-        // JVM's own start-up (Curator's and ZooKeeper's classes, their threads) is not charged to it.
-        ZooKeeperBackend backend = open(curator, true, base, options, shown, Deadline.after(options.timeout()));
+        Deadline connecting = deadline.plus(Duration.ofNanos(System.nanoTime() - building));
+        ZooKeeperBackend backend = open(curator, true, base, options, shown, connecting);
         long negotiated = Sessions.negotiated(curator).toMillis();
         if (negotiated != session.toMillis()) {
             log.info("zookeeper at {} negotiated a session timeout of {} for a requested {} (lease {} minus a tick of {}):"

@@ -123,6 +123,41 @@ class ZooKeeperBackendTest {
     }
 
     @Test
+    @DisplayName("Latchkey's locks and plain Curator InterProcessMutex on the same path exclude each other")
+    void curatorMutexOnTheSamePathExcludes() throws Exception {
+        String name = "curator-" + System.nanoTime();
+        String lockPath = LockPaths.DEFAULT_BASE + "/" + LockPaths.nodeName(name);
+        LockClient client = client("HOST");
+        org.apache.curator.framework.recipes.locks.InterProcessMutex mutex =
+                new org.apache.curator.framework.recipes.locks.InterProcessMutex(raw, lockPath);
+        assertThat(mutex.acquire(PATIENT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        try {
+            assertThat(client.lock(name).tryLock(Duration.ZERO)).as("Latchkey while Curator holds it").isEmpty();
+        } finally {
+            mutex.release();
+        }
+        try (Lease lease = client.lock(name).lock(PATIENT)) {
+            assertThat(mutex.acquire(0, TimeUnit.MILLISECONDS)).as("Curator while Latchkey holds it").isFalse();
+            CompletableFuture<Boolean> curatorWaits = CompletableFuture.supplyAsync(() -> {
+                try {
+                    boolean got = mutex.acquire(PATIENT.toMillis(), TimeUnit.MILLISECONDS);
+                    if (got) {
+                        mutex.release();
+                    }
+                    return got;
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Awaitility.await("Curator's waiter to queue").atMost(PATIENT)
+                    .until(() -> raw.getChildren().forPath(lockPath).size() == 2);
+            lease.close();
+            assertThat(curatorWaits.get(PATIENT.toMillis(), TimeUnit.MILLISECONDS)).as("Curator after Latchkey released")
+                    .isTrue();
+        }
+    }
+
+    @Test
     @DisplayName("herd: with 20 waiters in 20 clients, each release wakes only the next waiter, in FIFO order")
     void releaseWakesOnlyTheNextWaiter() throws Exception {
         int waiters = 20;

@@ -11,6 +11,7 @@ import io.latchkey.LockOptions;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.fault.ChildHolder;
 import io.latchkey.testkit.fault.OptionsUri;
+import io.latchkey.testkit.fault.TcpProxy;
 import io.latchkey.testkit.zookeeper.ZooKeeperServer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -110,6 +111,20 @@ class ZooKeeperEdgesTest {
         assertConnectFails("zookeeper://no-such-host.invalid:2181", "host 'no-such-host.invalid' cannot be resolved");
     }
 
+    @Test
+    @DisplayName("connect to a server that answers the handshake probe late and then stops answering fails within"
+            + " timeout, not a second timeout later")
+    void serverFreezesAfterTheProbe() throws Exception {
+        // this JVM has built and started a Curator client before: its own start-up is not the server's time
+        LockClient.connect(URI.create(server.uri(server.endpoints())), OPTIONS).close();
+        Duration probeAnswerDelay = OPTIONS.timeout().dividedBy(2); // late, but well within the timeout
+        try (FreezesAfterFirstConnection proxy = new FreezesAfterFirstConnection(server.endpoints().get(0),
+                probeAnswerDelay)) {
+            assertConnectFails("zookeeper://127.0.0.1:" + proxy.port(), "although the server answered a handshake");
+            assertThat(proxy.accepted()).as("connections: the probe's, then Curator's").isGreaterThanOrEqualTo(2);
+        }
+    }
+
     private static LockBackendUnavailableException assertConnectFails(String uri, String reason) {
         long start = System.nanoTime();
         Throwable thrown = org.assertj.core.api.Assertions.catchThrowable(() -> LockClient.connect(URI.create(uri), OPTIONS));
@@ -195,24 +210,79 @@ class ZooKeeperEdgesTest {
     @DisplayName("a waiter stopped past its own session queues again on waking and is granted the lock within its wait")
     void waiterSessionExpiresWhileWaiting() throws Exception {
         String name = "waiter-expired-" + System.nanoTime();
+        String lockPath = LockPaths.DEFAULT_BASE + "/" + LockPaths.nodeName(name);
         LockClient holder = client(OPTIONS);
-        for (int run = 0; run < 2; run++) {
-            Lease held = holder.lock(name).lock(OPTIONS.lease());
-            try (ChildHolder waiter = ChildHolder.start(childUri(OPTIONS))) {
-                Duration wait = OPTIONS.lease().multipliedBy(6);
-                waiter.send("acquire " + wait.toMillis() + " " + name);
-                Thread.sleep(OPTIONS.timeout().toMillis()); // lets the child queue; not a synchronisation the test relies on
-                waiter.pause();
-                Thread.sleep(OPTIONS.lease().plus(tick).plus(SLACK).toMillis()); // the fault itself: past the session
-                waiter.resume();
-                Thread.sleep(OPTIONS.lease().toMillis()); // the fault itself: let the child see its session expired
-                held.close();
-                ChildHolder.Reply reply = waiter.next(wait);
-                assertThat(reply.kind()).as("run %d: the waiter after its own session expired: %s", run, reply)
-                        .isEqualTo("acquired");
-                waiter.request("release", OPTIONS.timeout().plus(SLACK));
+        try (CuratorFramework raw = ZooKeeperTestSupport.rawClient(server.connectString())) {
+            for (int run = 0; run < 2; run++) {
+                Lease held = holder.lock(name).lock(OPTIONS.lease());
+                String holderNode = raw.getChildren().forPath(lockPath).get(0);
+                try (ChildHolder waiter = ChildHolder.start(childUri(OPTIONS))) {
+                    Duration wait = OPTIONS.lease().multipliedBy(6);
+                    waiter.send("acquire " + wait.toMillis() + " " + name);
+                    String waiterNode = awaitOtherNode(raw, lockPath, holderNode, null, ChildHolder.STARTUP_GUARD);
+                    waiter.pause();
+                    // the waiter's session expires while it is stopped: the server deletes its node with it
+                    org.awaitility.Awaitility.await("run " + run + ": the stopped waiter's node to go with its session")
+                            .atMost(OPTIONS.lease().plus(tick).plus(SLACK)).pollInterval(Duration.ofMillis(50))
+                            .until(() -> !raw.getChildren().forPath(lockPath).contains(waiterNode));
+                    waiter.resume();
+                    // on waking it queues again, in a new session, with a new node
+                    awaitOtherNode(raw, lockPath, holderNode, waiterNode, wait);
+                    held.close();
+                    ChildHolder.Reply reply = waiter.next(wait);
+                    assertThat(reply.kind()).as("run %d: the waiter after its own session expired: %s", run, reply)
+                            .isEqualTo("acquired");
+                    waiter.request("release", OPTIONS.timeout().plus(SLACK));
+                }
             }
         }
+    }
+
+    @Test
+    @DisplayName("a waiter cut off past its own session queues again once it reaches the server, in a new session,"
+            + " and is granted the lock within its wait")
+    void waiterCutOffPastItsSession() throws Exception {
+        String name = "waiter-cut-" + System.nanoTime();
+        String lockPath = LockPaths.DEFAULT_BASE + "/" + LockPaths.nodeName(name);
+        LockClient holder = client(OPTIONS);
+        try (TcpProxy proxy = TcpProxy.start(server.endpoints().get(0));
+                CuratorFramework raw = ZooKeeperTestSupport.rawClient(server.connectString())) {
+            LockClient waiter = later(LockClient.connect(URI.create(server.uri(List.of(proxy.endpoint()))), OPTIONS));
+            Lease held = holder.lock(name).lock(OPTIONS.lease());
+            String holderNode = raw.getChildren().forPath(lockPath).get(0);
+            Duration wait = OPTIONS.lease().multipliedBy(6);
+            CompletableFuture<Optional<Lease>> next = waiter.lock(name).tryLockAsync(wait);
+            String waiterNode = awaitOtherNode(raw, lockPath, holderNode, null, wait);
+            proxy.cut();
+            org.awaitility.Awaitility.await("the cut waiter's node to go with its session")
+                    .atMost(OPTIONS.lease().plus(tick).plus(SLACK)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> !raw.getChildren().forPath(lockPath).contains(waiterNode));
+            proxy.restore();
+            awaitOtherNode(raw, lockPath, holderNode, waiterNode, wait);
+            assertThat(next).as("the waiter while the lock is held").isNotDone();
+            held.close();
+            Optional<Lease> got = next.get(wait.plus(OPTIONS.timeout()).plus(SLACK).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(got).as("the waiter after its own session expired").isPresent();
+            assertThat(got.get().isValid()).isTrue();
+            got.get().close();
+        }
+    }
+
+    /** Waits for a lock node other than {@code holderNode} and {@code old} under {@code lockPath}, and returns it. */
+    private static String awaitOtherNode(CuratorFramework raw, String lockPath, String holderNode, String old,
+            Duration bound) {
+        java.util.concurrent.atomic.AtomicReference<String> found = new java.util.concurrent.atomic.AtomicReference<>();
+        org.awaitility.Awaitility.await("a waiter's node under " + lockPath).atMost(bound)
+                .pollInterval(Duration.ofMillis(50)).until(() -> {
+                    for (String child : raw.getChildren().forPath(lockPath)) {
+                        if (!child.equals(holderNode) && !child.equals(old) && !child.equals(SlotRecord.NODE)) {
+                            found.set(child);
+                            return true;
+                        }
+                    }
+                    return false;
+                });
+        return found.get();
     }
 
     @Test
@@ -314,4 +384,79 @@ class ZooKeeperEdgesTest {
         }
     }
 
+
+    /**
+     * A listener that forwards its first connection to the server, holding the server's first answer
+     * back by a delay, and accepts every later connection without forwarding or answering anything: a
+     * server that answers the probe and then freezes.
+     */
+    private static final class FreezesAfterFirstConnection implements AutoCloseable {
+        private final ServerSocket listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        private final List<java.net.Socket> sockets = java.util.Collections.synchronizedList(new ArrayList<>());
+        private final java.util.concurrent.atomic.AtomicInteger accepted = new java.util.concurrent.atomic.AtomicInteger();
+
+        FreezesAfterFirstConnection(InetSocketAddress target, Duration firstAnswerDelay) throws java.io.IOException {
+            Thread acceptor = new Thread(() -> {
+                try {
+                    while (true) {
+                        java.net.Socket in = listener.accept();
+                        sockets.add(in);
+                        if (accepted.incrementAndGet() == 1) {
+                            java.net.Socket out = new java.net.Socket(target.getHostString(), target.getPort());
+                            sockets.add(out);
+                            pump(in, out, Duration.ZERO);
+                            pump(out, in, firstAnswerDelay);
+                        } else {
+                            pump(in, null, Duration.ZERO); // read and drop: never an answer
+                        }
+                    }
+                } catch (java.io.IOException e) {
+                    // closed
+                }
+            }, "freezes-after-first-connection");
+            acceptor.setDaemon(true);
+            acceptor.start();
+        }
+
+        private static void pump(java.net.Socket from, java.net.Socket to, Duration firstDelay) {
+            Thread t = new Thread(() -> {
+                byte[] buffer = new byte[8192];
+                boolean first = true;
+                try {
+                    int n;
+                    while ((n = from.getInputStream().read(buffer)) >= 0) {
+                        if (first && !firstDelay.isZero()) {
+                            Thread.sleep(firstDelay.toMillis()); // the fault itself: a slow answer
+                        }
+                        first = false;
+                        if (to != null) {
+                            to.getOutputStream().write(buffer, 0, n);
+                        }
+                    }
+                } catch (java.io.IOException | InterruptedException e) {
+                    // closed
+                }
+            }, "freezes-after-first-connection-pump");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        int port() {
+            return listener.getLocalPort();
+        }
+
+        int accepted() {
+            return accepted.get();
+        }
+
+        @Override
+        public void close() throws java.io.IOException {
+            listener.close();
+            synchronized (sockets) {
+                for (java.net.Socket s : sockets) {
+                    s.close();
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,114 @@
+package io.latchkey.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.latchkey.DistributedLock;
+import io.latchkey.Lease;
+import io.latchkey.LockClient;
+import io.latchkey.LockOptions;
+import io.latchkey.spi.LockClients;
+import io.latchkey.spi.LockUri;
+import io.latchkey.testkit.SharedServer;
+import io.latchkey.testkit.zookeeper.ZooKeeperServer;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The request floor of issue 13, counted by the server, not timed: an uncontended lock and unlock is
+ * three requests of the client's session (create, getChildren, delete), two of them writes.
+ *
+ * <p>Two counters of the server itself: the {@code cons} four-letter word gives each connection's
+ * last client request id ({@code lcxid}); a ZooKeeper client numbers its requests 1, 2, 3… and pings,
+ * authentication and watch resets carry negative ids the server leaves out of {@code lcxid}, so its
+ * growth is exactly the number of requests the session sent. The {@code mntr} word's per-namespace
+ * counters count the writes and reads under the test's own top-level path (the {@code namespace}
+ * option), which no other test touches.
+ */
+class ZooKeeperRequestCountTest {
+
+    /**
+     * A lease as long as the server keeps a session (its {@code maxSessionTimeout}: 10 s at the kit's
+     * tick), so that a lease's first renewal, a quarter of the session after its grant, comes long after
+     * each counted lease is closed.
+     */
+    private static final LockOptions BASE = LockOptions.builder().lease(Duration.ofSeconds(10)).build();
+    private static final int CYCLES = 20;
+
+    @RegisterExtension
+    static final SharedServer<ZooKeeperServer> ZOOKEEPER = SharedServer.of(ZooKeeperBackendTest.SERVER_KEY,
+            ZooKeeperServer::start);
+
+    @Test
+    @DisplayName("an uncontended lock and unlock is 3 requests of the session: create, getChildren, delete, 2 of"
+            + " them writes")
+    void threeRequestsPerLockAndUnlock() throws Exception {
+        ZooKeeperServer server = ZOOKEEPER.get();
+        String namespace = "count" + System.nanoTime();
+        LockOptions options = LockOptions.builder().lease(BASE.lease()).timeout(BASE.timeout()).namespace(namespace)
+                .build();
+        InetSocketAddress a = server.endpoints().get(0);
+        LockUri uri = new LockUri("zookeeper", List.of(new LockUri.HostAndPort(a.getHostString(), a.getPort())), "",
+                server.uri(server.endpoints()));
+        ZooKeeperBackend backend = (ZooKeeperBackend) new ZooKeeperLockProvider().connect(uri, options);
+        try (LockClient client = LockClients.of("zookeeper", backend, options);
+                CuratorFramework raw = ZooKeeperTestSupport.rawClient(server.connectString())) {
+            DistributedLock lock = client.lock("counted");
+            // the lock name's node, with a schedule record in it, as a lock that has run a job has: so the
+            // server's container manager does not delete it between cycles (a new one would cost a create)
+            raw.create().creatingParentsIfNeeded().forPath(backend.lockPath(lock.name()) + "/" + SlotRecord.NODE);
+            long session = backend.client.getZookeeperClient().getZooKeeper().getSessionId();
+            long requestsBefore = lastRequestId(server, session);
+            long writesBefore = namespaceCount(server, namespace, "write");
+            long readsBefore = namespaceCount(server, namespace, "read");
+
+            for (int i = 0; i < CYCLES; i++) {
+                try (Lease lease = lock.tryLock(Duration.ZERO).orElseThrow()) {
+                    assertThat(lease.isValid()).isTrue();
+                }
+            }
+
+            assertThat(backend.client.getZookeeperClient().getZooKeeper().getSessionId()).as("the session, unchanged")
+                    .isEqualTo(session);
+            assertThat(lastRequestId(server, session) - requestsBefore).as("requests of the session for %d cycles", CYCLES)
+                    .isEqualTo(3L * CYCLES);
+            assertThat(namespaceCount(server, namespace, "write") - writesBefore).as("writes (create, delete)")
+                    .isEqualTo(2L * CYCLES);
+            assertThat(namespaceCount(server, namespace, "read") - readsBefore).as("reads (getChildren)")
+                    .isEqualTo((long) CYCLES);
+        }
+    }
+
+    /** The connection's last client request id ({@code lcxid}) for {@code session}, from {@code cons}. */
+    private static long lastRequestId(ZooKeeperServer server, long session) throws Exception {
+        String cons = server.fourLetterWord("cons");
+        for (String line : cons.split("\n")) {
+            if (line.contains("sid=0x" + Long.toHexString(session) + ",")) {
+                Matcher m = Pattern.compile("lcxid=0x([0-9a-f]+)").matcher(line);
+                assertThat(m.find()).as("lcxid in %s", line).isTrue();
+                return Long.parseLong(m.group(1), 16);
+            }
+        }
+        throw new AssertionError("no connection of session 0x" + Long.toHexString(session) + " in cons:\n" + cons);
+    }
+
+    /**
+     * How many writes or reads the server counted under a top-level path, from {@code mntr}'s
+     * {@code <namespace>_write_per_namespace} / {@code _read_per_namespace} summaries; 0 before the first.
+     */
+    private static long namespaceCount(ZooKeeperServer server, String namespace, String kind) throws Exception {
+        String mntr = server.fourLetterWord("mntr");
+        Matcher m = Pattern.compile("(?m)^zk_cnt_" + namespace + "_" + kind + "_per_namespace\\s+(\\d+)").matcher(mntr);
+        if (!m.find()) {
+            System.err.println("mntr without " + namespace + " " + kind + ":\n" + mntr);
+            return 0;
+        }
+        return Long.parseLong(m.group(1));
+    }
+}
