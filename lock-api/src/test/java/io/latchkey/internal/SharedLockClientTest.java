@@ -448,6 +448,12 @@ class SharedLockClientTest {
             assertThat(b.isValid()).isFalse();
             assertThat(server.lockCount()).isZero();
             assertThat(backends.get(0).closed).isTrue();
+            // close() has stopped the pools; a worker may still be running its last lines as the pool ends
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().startsWith("latchkey-memory")) {
+                    t.join(client.options().timeout().toMillis());
+                }
+            }
             assertThat(Thread.getAllStackTraces().keySet()).noneMatch(t -> t.isAlive() && t.getName().startsWith("latchkey-memory"));
             assertThatThrownBy(() -> client.lock("a")).isInstanceOf(IllegalStateException.class);
         }
