@@ -132,7 +132,7 @@ public final class Bench {
                     }
                 }
                 String table = results.markdown(b.key() + " (" + (given != null ? "--uri" : "the kit's container")
-                        + "), " + names + " distinct names, run time "
+                        + "), " + (scenarios.contains("names") ? names + " distinct names, " : "") + "run time "
                         + Duration.ofSeconds((System.nanoTime() - started) / 1_000_000_000L));
                 System.out.println(table);
                 report.append(table).append('\n');
