@@ -1,0 +1,153 @@
+package io.latchkey.bench;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.options.GetOption;
+import io.latchkey.testkit.LockServer;
+import io.latchkey.testkit.etcd.EtcdServer;
+import io.latchkey.testkit.kafka.KafkaServer;
+import io.latchkey.testkit.redis.RedisServer;
+import io.latchkey.testkit.zookeeper.ZooKeeperServer;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Locale;
+import java.util.Properties;
+import java.util.function.Supplier;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+/**
+ * The four backends: how the kit starts a server for each, the raw clients Latchkey is compared with,
+ * and how to count what a run leaves on the server.
+ */
+enum Backend {
+    REDIS(RedisServer::start, Duration.ofMillis(50),
+            List.of(new Variant("Redisson RLock", RawLockers::redissonLock),
+                    new Variant("Redisson RFencedLock", RawLockers::redissonFencedLock))),
+    ZOOKEEPER(ZooKeeperServer::start, Duration.ofMillis(50),
+            List.of(new Variant("Curator InterProcessMutex", RawLockers::curatorMutex))),
+    ETCD(EtcdServer::start, Duration.ofMillis(50),
+            List.of(new Variant("jetcd Lock", RawLockers::jetcdLock),
+                    new Variant("lease + txn floor", RawLockers::jetcdTxn))),
+    // a joining consumer needs a rebalance before it waits like the others: hold long enough for it
+    KAFKA(KafkaServer::start, Duration.ofSeconds(1),
+            List.of(new Variant("naive consumer lock", RawLockers::kafkaNaive)));
+
+    /** Latchkey's variant, the same for every backend: the URI selects the provider. */
+    static final Variant LATCHKEY = new Variant("Latchkey", LatchkeyLocker::new);
+
+    private final Supplier<LockServer> fixture;
+    private final Duration defaultHold;
+    private final List<Variant> raw;
+
+    Backend(Supplier<LockServer> fixture, Duration defaultHold, List<Variant> raw) {
+        this.fixture = fixture;
+        this.defaultHold = defaultHold;
+        this.raw = raw;
+    }
+
+    /** How a variant connects. */
+    interface Opener {
+        Locker open(Target target) throws Exception;
+    }
+
+    /** Latchkey or one raw client. */
+    record Variant(String label, Opener opener) {
+    }
+
+    String key() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    static Backend of(String key) {
+        for (Backend b : values()) {
+            if (b.key().equals(key.trim().toLowerCase(Locale.ROOT))) {
+                return b;
+            }
+        }
+        throw new IllegalArgumentException("unknown backend '" + key + "': use redis, zookeeper, etcd or kafka");
+    }
+
+    LockServer startServer() {
+        return fixture.get();
+    }
+
+    /** How long a holder keeps the lock in the hand-over scenario, so that the others are waiting when it lets go. */
+    Duration defaultHold() {
+        return defaultHold;
+    }
+
+    /** Latchkey first, then the raw clients. */
+    List<Variant> variants() {
+        Deque<Variant> all = new ArrayDeque<>(raw);
+        all.addFirst(LATCHKEY);
+        return List.copyOf(all);
+    }
+
+    Variant variant(String label) {
+        return variants().stream().filter(v -> v.label().equals(label)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no variant '" + label + "' for " + key()));
+    }
+
+    /**
+     * How many objects the server holds now: Redis keys (DBSIZE), ZooKeeper nodes outside
+     * {@code /zookeeper}, etcd keys, Kafka topics plus groups.
+     */
+    long serverObjects(Target t) throws Exception {
+        switch (this) {
+            case REDIS: {
+                Config config = new Config();
+                config.useSingleServer().setAddress(t.uri());
+                RedissonClient r = Redisson.create(config);
+                try {
+                    return r.getKeys().count();
+                } finally {
+                    r.shutdown();
+                }
+            }
+            case ZOOKEEPER: {
+                try (CuratorFramework c = CuratorFrameworkFactory.newClient(String.join(",", t.hostPorts()),
+                        new RetryOneTime(100))) {
+                    c.start();
+                    c.blockUntilConnected();
+                    return countNodes(c, "/") - 1;
+                }
+            }
+            case ETCD: {
+                try (Client c = RawLockers.etcd(t)) {
+                    ByteSequence zero = ByteSequence.from(new byte[] {0});
+                    return c.getKVClient().get(zero, GetOption.builder().withRange(zero).withCountOnly(true).build())
+                            .get().getCount();
+                }
+            }
+            case KAFKA: {
+                Properties p = new Properties();
+                p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, String.join(",", t.hostPorts()));
+                try (Admin a = Admin.create(p)) {
+                    return a.listTopics().names().get().size() + a.listGroups().all().get().size();
+                }
+            }
+            default:
+                throw new AssertionError(this);
+        }
+    }
+
+    private static long countNodes(CuratorFramework c, String path) throws Exception {
+        long n = 1;
+        for (String child : c.getChildren().forPath(path)) {
+            String full = (path.equals("/") ? "" : path) + "/" + child;
+            if (!full.equals("/zookeeper")) {
+                n += countNodes(c, full);
+            }
+        }
+        return n;
+    }
+}
