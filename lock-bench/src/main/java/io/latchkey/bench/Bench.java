@@ -1,5 +1,6 @@
 package io.latchkey.bench;
 
+import io.latchkey.spi.Durations;
 import io.latchkey.testkit.LockServer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -107,7 +108,8 @@ public final class Bench {
         }
         StringBuilder report = new StringBuilder();
         report.append(String.format(Locale.ROOT, "Latchkey / raw client, %d rounds, %s per timed scenario, lease %s, timeout %s;"
-                        + " %d cores, max heap %d MB, Java %s, %s%n%n", rounds, seconds, lease, timeout,
+                        + " %d cores, max heap %d MB, Java %s, %s%n%n", rounds, Durations.format(seconds), Durations.format(lease),
+                Durations.format(timeout),
                 Runtime.getRuntime().availableProcessors(), Runtime.getRuntime().maxMemory() >> 20,
                 System.getProperty("java.version"), Instant.now()));
         for (Backend b : backends) {
@@ -133,7 +135,7 @@ public final class Bench {
                 }
                 String table = results.markdown(b.key() + " (" + (given != null ? "--uri" : "the kit's container")
                         + "), " + (scenarios.contains("names") ? names + " distinct names, " : "") + "run time "
-                        + Duration.ofSeconds((System.nanoTime() - started) / 1_000_000_000L));
+                        + Durations.format(Duration.ofSeconds((System.nanoTime() - started) / 1_000_000_000L)));
                 System.out.println(table);
                 report.append(table).append('\n');
                 write(out, report.toString());
