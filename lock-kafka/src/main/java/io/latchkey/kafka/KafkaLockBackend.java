@@ -355,13 +355,13 @@ final class KafkaLockBackend implements LockBackend {
     @Override
     public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         String topic = topic(lockName);
-        if (!tokenTopicKnown) {
-            ensureTopic(lockName, tokenTopic);
-            tokenTopicKnown = true;
-        }
         if (knownTopics.get(topic) == null) {
             ensureTopic(lockName, topic);
             knownTopics.put(topic, Boolean.TRUE);
+        }
+        if (!tokenTopicKnown) {
+            ensureTopic(lockName, tokenTopic);
+            tokenTopicKnown = true;
         }
         GroupMember member = new GroupMember(this, lockName, topic, MEMBERS.incrementAndGet(), evidence);
         members.add(member);
