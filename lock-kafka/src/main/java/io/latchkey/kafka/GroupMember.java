@@ -380,7 +380,7 @@ final class GroupMember implements BackendLease {
             topicMissing = true; // not in the consumer's metadata
         }
         int g = generation;
-        if (!stopping && !topicMissing && g > parkedAt && System.nanoTime() - waitUntilNanos < 0) {
+        if (backend.parkWaiters() && !stopping && !topicMissing && g > parkedAt && System.nanoTime() - waitUntilNanos < 0) {
             parkedAt = g;
             c.enforceRebalance("latchkey: waiting for the holder to leave");
         }

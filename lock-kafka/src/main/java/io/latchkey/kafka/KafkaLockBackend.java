@@ -100,6 +100,8 @@ final class KafkaLockBackend implements LockBackend {
      */
     private final String tokenTopic;
     private volatile boolean tokenTopicKnown;
+    /** Whether waiters park in a pending rejoin ({@code handover=rejoin}); see {@code GroupMember}. */
+    private final boolean parkWaiters;
     private final Object readerLock = new Object();
     private KafkaConsumer<byte[], byte[]> reader; // guarded by readerLock, made on the first slot read
     /** The record header that tells a grant marker from a slot record; markers without it are grants. */
@@ -136,6 +138,7 @@ final class KafkaLockBackend implements LockBackend {
             }
         });
         this.tokenTopic = tokenTopic(prefix);
+        this.parkWaiters = !"heartbeat".equals(options.backendOption(KafkaLockProvider.HANDOVER, "rejoin"));
         this.clientConfig = Map.copyOf(clientConfig);
         this.options = options;
         this.prefix = prefix;
@@ -687,6 +690,10 @@ final class KafkaLockBackend implements LockBackend {
 
     LockOptions options() {
         return options;
+    }
+
+    boolean parkWaiters() {
+        return parkWaiters;
     }
 
     void removed(GroupMember member) {

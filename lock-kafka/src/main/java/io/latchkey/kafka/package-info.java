@@ -39,9 +39,14 @@
  *       and a SyncGroup of each member, and a group record the coordinator writes), where an idle
  *       waiter would only heartbeat. The group's generation therefore moves; fencing does not use
  *       it. And a member that stops answering (a waiter killed or paused) holds up the join phase
- *       until its session ends; a holder that has rejoined sends no heartbeats meanwhile, so its
- *       validity may run out first: a loss signal without an overlap. Any join or leave of another
- *       member in that time has the same effect; parking makes such a rebalance certain.</li>
+ *       until its session ends; a holder that has rejoined sends no heartbeats meanwhile (the
+ *       consumer does not heartbeat while its JoinGroup is pending), so its validity runs out first:
+ *       a loss signal without an overlap. Any join or leave of another member in that time has the
+ *       same effect; parking makes such a rebalance certain, so a waiter killed while another parks
+ *       costs the holder its lease ({@code KafkaHandoverModeTest}). Where waiters die often and
+ *       hand-over speed matters less, {@code handover=heartbeat} turns parking off: a waiter then
+ *       learns of a release at its next heartbeat, and a dead waiter disturbs the holder only if
+ *       another member joins or leaves before its session ends.</li>
  *   <li><b>Lease.</b> {@code session.timeout.ms} is the lease minus one heartbeat interval. The
  *       coordinator expels a silent member a session after the last heartbeat it received, and the
  *       waiters learn of it at their next heartbeat (then join and sync, a few milliseconds): so a
