@@ -80,6 +80,18 @@ final class GroupMember implements BackendLease {
     private volatile boolean holding;
     private volatile KafkaConsumer<byte[], byte[]> consumer;
     private volatile long token;
+    /** The offset of this holder's marker on the lock's own partition, written before its first slot record or read. */
+    private long slotAnchor = -1; // guarded by anchorLock
+    private final Object anchorLock = new Object();
+    /** The end of the wait of the acquire this member serves: no parking after it. */
+    private volatile long waitUntilNanos;
+    /** Set in a rebalance that did not grant the lock: the polling thread then parks the member. */
+    private volatile boolean notGranted;
+    /** The generation at which this member last asked to rejoin; it asks once per generation. */
+    private int parkedAt = -1; // poll thread only
+    private volatile boolean topicMissing;
+    /** Before this nanoTime the broker keeps this member in the group; from the last confirmation. */
+    private volatile long keptUntilNanos = Long.MIN_VALUE;
     private volatile int generation = -1;
     private long previousPollStart; // poll thread only
     private volatile long lastAnswerNanos = System.nanoTime();
@@ -106,7 +118,9 @@ final class GroupMember implements BackendLease {
         this.thread.setDaemon(true);
     }
 
-    void start() {
+    /** Starts the polling thread, for an acquire that waits until {@code deadlineNanos}. */
+    void start(long deadlineNanos) {
+        waitUntilNanos = deadlineNanos;
         thread.start();
     }
 
@@ -141,9 +155,57 @@ final class GroupMember implements BackendLease {
         return true;
     }
 
+    /** The offset of this holder's marker on the lock's partition, or -1 before its first slot call; for tests. */
+    long slotAnchor() {
+        synchronized (anchorLock) {
+            return slotAnchor;
+        }
+    }
+
+    /**
+     * Whether the lock's topic was missing from the consumer's metadata after a rebalance that did
+     * not grant the lock: a topic deleted since the backend cached it, which would otherwise look held.
+     */
+    boolean topicMissing() {
+        return topicMissing;
+    }
+
+    /**
+     * The offset of this holder's marker on the lock's own partition, appended at the first call. The
+     * marker is written only by a holder still kept by the broker once it is appended, so it lies
+     * before any later holder's marker; a slot record counts only if no other marker lies between its
+     * writer's marker and itself.
+     */
+    private long anchor(Instant slot) throws InterruptedException {
+        synchronized (anchorLock) {
+            if (slotAnchor >= 0) {
+                return slotAnchor;
+            }
+            long offset = backend.produceMarker(lockName, topic, clientId);
+            if (!holding || System.nanoTime() - keptUntilNanos >= 0) {
+                throw new LockLostException(lockName, "lock '" + lockName + "' (kafka topic '" + topic + "') may have"
+                        + " been granted to another holder before this holder marked its partition"
+                        + (slot != null ? ": slot " + slot + " was not recorded and may run again elsewhere" : ""));
+            }
+            slotAnchor = offset;
+            return offset;
+        }
+    }
+
+    private void confirm(long sentAtNanos) {
+        long until = sentAtNanos + ttlNanos;
+        if (keptUntilNanos == Long.MIN_VALUE || until - keptUntilNanos > 0) {
+            keptUntilNanos = until;
+        }
+        evidence.confirmed(sentAtNanos, Duration.ofNanos(ttlNanos));
+    }
+
     @Override
     public Optional<Instant> lastCompletedSlot() {
         try {
+            if (holding) {
+                anchor(null);
+            }
             return SlotRecords.last(backend, lockName, partition);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -159,7 +221,7 @@ final class GroupMember implements BackendLease {
                     + " assigned to this member: slot " + slot + " was not recorded and may run again elsewhere");
         }
         try {
-            SlotRecords.record(backend, lockName, partition, token, slot);
+            SlotRecords.record(backend, lockName, partition, anchor(slot), slot);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockException(lockName, "interrupted while recording slot " + slot + " of lock '" + lockName
@@ -264,7 +326,13 @@ final class GroupMember implements BackendLease {
                 previousPollStart = now;
                 generation = c.groupMetadata().generationId();
                 if (holding && confirmedSentAt != Long.MIN_VALUE) {
-                    evidence.confirmed(confirmedSentAt, Duration.ofNanos(ttlNanos));
+                    confirm(confirmedSentAt);
+                }
+                if (notGranted) {
+                    notGranted = false;
+                    if (!holding) {
+                        afterRebalanceWithoutGrant(c);
+                    }
                 }
             }
         } catch (WakeupException e) {
@@ -286,6 +354,35 @@ final class GroupMember implements BackendLease {
             }
             finished.countDown();
             backend.removed(this);
+        }
+    }
+
+    /**
+     * After a rebalance that left the lock to another member: parks this member in a pending join,
+     * so that it learns of a release at once instead of at its next heartbeat, and notes whether the
+     * lock's topic is still there.
+     *
+     * <p>A member that sends JoinGroup starts a rebalance that the coordinator completes only when
+     * every member has rejoined. The holder learns of it at its next heartbeat and rejoins at once,
+     * keeping the partition (cooperative sticky assignment never moves a partition from an owner that
+     * rejoins); but if the holder leaves first, its LeaveGroup completes the join phase for the members
+     * waiting in it, and one of them is assigned the partition within a few round trips. The naive
+     * consumer lock (a new consumer per attempt, a holder that stops polling) hands over this way.
+     * The cost is one rebalance of the group per heartbeat interval of the holder while the lock is
+     * contended: a JoinGroup and SyncGroup of every member and a group metadata record. A rejoin that
+     * changed nothing (the coordinator answers a follower with unchanged metadata without a
+     * rebalance) is not repeated before the generation moves.
+     */
+    private void afterRebalanceWithoutGrant(KafkaConsumer<byte[], byte[]> c) {
+        try {
+            topicMissing = c.partitionsFor(topic, Duration.ZERO).isEmpty();
+        } catch (org.apache.kafka.common.errors.TimeoutException e) {
+            topicMissing = true; // not in the consumer's metadata
+        }
+        int g = generation;
+        if (backend.parkWaiters() && !stopping && !topicMissing && g > parkedAt && System.nanoTime() - waitUntilNanos < 0) {
+            parkedAt = g;
+            c.enforceRebalance("latchkey: waiting for the holder to leave");
         }
     }
 
@@ -402,16 +499,18 @@ final class GroupMember implements BackendLease {
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             generation = consumer.groupMetadata().generationId(); // already that of the rebalance ending here
             if (partitions.contains(partition)) {
-                consumer.pause(List.of(partition)); // the records are fencing markers, never read
+                consumer.pause(List.of(partition)); // its records (markers, slot records) are never read here
                 // The SyncGroup request that brought this assignment left no earlier than the start of
                 // the previous poll minus its own latency.
                 long sentAt = previousPollStart - syncLatencyNanos();
                 holding = true;
-                evidence.confirmed(sentAt, Duration.ofNanos(ttlNanos));
+                confirm(sentAt);
                 log.debug("lock '{}': member {} was assigned partition {}", lockName, clientId, partition);
                 synchronized (state) {
                     granted = true;
                 }
+            } else if (!holding) {
+                notGranted = true;
             }
             synchronized (state) {
                 rebalances++;

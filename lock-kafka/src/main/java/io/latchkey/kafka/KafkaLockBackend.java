@@ -13,7 +13,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -61,9 +63,9 @@ import org.slf4j.LoggerFactory;
  * The Kafka backend: one single-partition topic per lock, whose consumer group's assignment decides
  * the holder.
  *
- * <p>It shares one admin client (topic checks and creation) and one producer (the fencing marker)
- * between all locks; each contender is a {@link GroupMember} with its own consumer and polling
- * thread. Thread-safe.
+ * <p>It shares one admin client (topic checks and creation) and one producer (the fencing markers,
+ * all on one token topic) between all locks; each contender is a {@link GroupMember} with its own
+ * consumer and polling thread. Thread-safe.
  */
 final class KafkaLockBackend implements LockBackend {
 
@@ -84,21 +86,33 @@ final class KafkaLockBackend implements LockBackend {
     private final Producer<byte[], byte[]> producer;
     private final Set<GroupMember> members = ConcurrentHashMap.newKeySet();
     /**
-     * Lock topics known to exist with one partition. A lock name seen once needs no admin request
-     * again, so an acquire right after a broker restart goes straight to the group (whose consumer
-     * waits for the coordinator) instead of failing first on a topic lookup. An entry is dropped when
-     * writing the fencing marker finds the topic gone.
+     * Lock topics known to exist with one partition, the most recently used first out of at most
+     * {@code topicCacheSize}. A lock name seen once needs no admin request again, so an acquire right
+     * after a broker restart goes straight to the group (whose consumer waits for the coordinator)
+     * instead of failing first on a topic lookup. An entry is dropped when a member finds the topic
+     * gone from its consumer's metadata.
      */
-    private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
+    private final Map<String, Boolean> knownTopics;
+    /**
+     * The topic of the fencing markers, shared by all locks under the prefix: producing to the lock
+     * topics themselves would leave the producer per-topic metrics and metadata for every lock name
+     * ever used (about 20 KB each), for the life of the client.
+     */
+    private final String tokenTopic;
+    private volatile boolean tokenTopicKnown;
+    /** Whether waiters park in a pending rejoin ({@code handover=rejoin}); see {@code GroupMember}. */
+    private final boolean parkWaiters;
     private final Object readerLock = new Object();
     private KafkaConsumer<byte[], byte[]> reader; // guarded by readerLock, made on the first slot read
     /** The record header that tells a grant marker from a slot record; markers without it are grants. */
     static final String KIND = "latchkey";
     static final byte[] GRANT = "grant".getBytes(StandardCharsets.UTF_8);
     static final byte[] SLOT = "slot".getBytes(StandardCharsets.UTF_8);
-    /** The header of a slot record holding its writer's fencing token. */
+    /** The header of a slot record holding the offset of its writer's marker on the lock's partition. */
     static final String TOKEN = "token";
     private static final AtomicInteger MEMBERS = new AtomicInteger();
+    /** Lock topics kept known per client: about 200 bytes each, so at most some 200 KB. */
+    static final int TOPIC_CACHE_SIZE = 1024;
 
     /**
      * Connects.
@@ -109,6 +123,22 @@ final class KafkaLockBackend implements LockBackend {
      */
     KafkaLockBackend(Map<String, Object> clientConfig, LockOptions options, String prefix, int replicationFactor,
             Duration heartbeat) {
+        this(clientConfig, options, prefix, replicationFactor, heartbeat, TOPIC_CACHE_SIZE);
+    }
+
+    /** As above, with {@code topicCacheSize} lock topics kept known (tests use a small one). */
+    KafkaLockBackend(Map<String, Object> clientConfig, LockOptions options, String prefix, int replicationFactor,
+            Duration heartbeat, int topicCacheSize) {
+        this.knownTopics = Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+                return size() > topicCacheSize;
+            }
+        });
+        this.tokenTopic = tokenTopic(prefix);
+        this.parkWaiters = !"heartbeat".equals(options.backendOption(KafkaLockProvider.HANDOVER, "rejoin"));
         this.clientConfig = Map.copyOf(clientConfig);
         this.options = options;
         this.prefix = prefix;
@@ -328,18 +358,27 @@ final class KafkaLockBackend implements LockBackend {
     @Override
     public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         String topic = topic(lockName);
-        ensureTopic(lockName, topic);
+        if (knownTopics.get(topic) == null) {
+            ensureTopic(lockName, topic);
+            knownTopics.put(topic, Boolean.TRUE);
+        }
+        if (!tokenTopicKnown) {
+            ensureTopic(lockName, tokenTopic);
+            tokenTopicKnown = true;
+        }
         GroupMember member = new GroupMember(this, lockName, topic, MEMBERS.incrementAndGet(), evidence);
         members.add(member);
         boolean handedOut = false;
         try {
-            member.start();
+            member.start(deadline.nanoTime());
             if (!member.awaitGrant(deadline.nanoTime())) {
-                // A topic deleted since it was cached would look held for ever: look it up next time.
-                knownTopics.remove(topic);
+                if (member.topicMissing()) {
+                    // deleted since it was cached, it would look held for ever: look it up next time
+                    knownTopics.remove(topic);
+                }
                 return null;
             }
-            member.setToken(produceMarker(lockName, topic, member.clientId()));
+            member.setToken(produceMarker(lockName, tokenTopic, member.clientId()));
             handedOut = true;
             return member;
         } finally {
@@ -393,10 +432,18 @@ final class KafkaLockBackend implements LockBackend {
         }
     }
 
+    /** Lock topics known to exist; for tests. */
+    int knownTopics() {
+        return knownTopics.size();
+    }
+
+    /** The topic of the fencing markers under {@code prefix}; no lock name maps to it, as {@code _t} is no escape. */
+    static String tokenTopic(String prefix) {
+        return prefix + "_tokens";
+    }
+
+    /** Checks that {@code topic} exists with one partition, creating it if it does not. */
     private void ensureTopic(String lockName, String topic) throws InterruptedException {
-        if (knownTopics.contains(topic)) {
-            return;
-        }
         long timeout = options.timeout().toNanos();
         Deadline deadline = Deadline.after(options.timeout());
         try {
@@ -463,15 +510,14 @@ final class KafkaLockBackend implements LockBackend {
                         + " partitions, but a lock topic must have exactly one (each member of the group would hold"
                         + " a partition, and so the lock): delete the topic or choose another topicPrefix");
             }
-            knownTopics.add(topic);
         } catch (ExecutionException | TimeoutException e) {
-            LockException security = securityFailure(lockName, "checking kafka topic '" + topic + "' of lock '" + lockName
+            LockException security = securityFailure(lockName, "checking kafka topic '" + topic + "' for lock '" + lockName
                     + "'", e);
             if (security != null) {
                 throw security;
             }
             throw new LockBackendUnavailableException(lockName, "kafka at " + bootstrap + " did not answer within "
-                    + Durations.format(options.timeout()) + " while checking topic '" + topic + "' of lock '" + lockName
+                    + Durations.format(options.timeout()) + " while checking topic '" + topic + "' for lock '" + lockName
                     + "': " + cause(e) + "; check that the brokers run and are reachable", cause(e));
         }
     }
@@ -490,12 +536,16 @@ final class KafkaLockBackend implements LockBackend {
     }
 
     /**
-     * Appends a marker record to the lock's only partition and returns its offset: the fencing token.
-     * Offsets in a partition only grow, whatever happens to the consumer group (whose generation
-     * restarts when the broker deletes an empty group), and each holder appends after the previous
-     * holder's marker because it is granted only after that holder left or was expelled.
+     * Appends a grant marker for {@code lockName} to the only partition of {@code topic} and returns
+     * its offset. On the token topic, that offset is the fencing token: offsets in a partition only
+     * grow, whatever happens to the consumer groups (whose generation restarts when the broker deletes
+     * an empty group), and each holder appends after the previous holder's marker because it is
+     * granted only after that holder left or was expelled. One partition for all locks keeps them
+     * growing per lock too, and keeps the producer's per-topic state at one topic however many lock
+     * names are used. On a lock's own topic it anchors that holder's slot records (see
+     * {@link SlotRecords}).
      */
-    private long produceMarker(String lockName, String topic, String holder) throws InterruptedException {
+    long produceMarker(String lockName, String topic, String holder) throws InterruptedException {
         try {
             ProducerRecord<byte[], byte[]> marker = new ProducerRecord<>(topic, 0, lockName.getBytes(StandardCharsets.UTF_8),
                     ("granted to " + holder).getBytes(StandardCharsets.UTF_8));
@@ -503,21 +553,23 @@ final class KafkaLockBackend implements LockBackend {
             return producer.send(marker)
                     .get(2 * options.timeout().toNanos(), TimeUnit.NANOSECONDS).offset();
         } catch (ExecutionException | TimeoutException e) {
-            if (cause(e) instanceof UnknownTopicOrPartitionException) {
-                knownTopics.remove(topic); // deleted meanwhile? the next acquire looks it up again
+            Throwable c = cause(e);
+            if (topic.equals(tokenTopic) && (c instanceof UnknownTopicOrPartitionException
+                    || String.valueOf(c.getMessage()).contains("not present in metadata"))) {
+                tokenTopicKnown = false; // deleted meanwhile? the next acquire looks it up again
             }
-            LockException refused = authorizationFailure(lockName, "WRITE to topic '" + topic + "' (the fencing marker)", e);
+            LockException refused = authorizationFailure(lockName, "WRITE to topic '" + topic + "' (a grant marker)", e);
             if (refused != null) {
                 throw refused;
             }
             throw new LockBackendUnavailableException(lockName, "lock '" + lockName + "' was granted, but writing its"
-                    + " fencing marker to kafka topic '" + topic + "' failed: " + cause(e) + "; the lock was released,"
+                    + " marker to kafka topic '" + topic + "' failed: " + cause(e) + "; the lock was released,"
                     + " check that the topic's partition has a leader", cause(e));
         }
     }
 
     /**
-     * Appends a slot record (the slot, and the writer's fencing token in a header) to the lock's
+     * Appends a slot record (the slot, and the offset of the writer's marker in a header) to the lock's
      * partition and returns its offset.
      */
     long produceSlot(String lockName, String topic, long token, Instant slot) throws InterruptedException {
@@ -640,8 +692,22 @@ final class KafkaLockBackend implements LockBackend {
         return options;
     }
 
+    boolean parkWaiters() {
+        return parkWaiters;
+    }
+
     void removed(GroupMember member) {
         members.remove(member);
+    }
+
+    /** The shared admin client's metrics; for tests. */
+    Map<MetricName, ? extends Metric> adminMetrics() {
+        return admin.metrics();
+    }
+
+    /** The shared producer's metrics; for tests. */
+    Map<MetricName, ? extends Metric> producerMetrics() {
+        return producer.metrics();
     }
 
     /** Open members; for tests. */

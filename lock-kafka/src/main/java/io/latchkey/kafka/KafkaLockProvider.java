@@ -29,8 +29,9 @@ import java.util.stream.Collectors;
  * the same name; the member assigned the partition holds the lock. Options beyond the shared ones:
  * {@code topicPrefix} (default {@code latchkey.}; {@code namespace} is taken if it is not set) and
  * {@code replicationFactor} of new lock topics (default: as many brokers as the cluster has, up to
- * 3) and {@code heartbeat} (default a sixth of the lease, at most 1s; a waiter takes over a released
- * lock at its next heartbeat). The {@code lease} is the group's {@code session.timeout.ms}, so it must lie within the
+ * 3) and {@code heartbeat} (default a sixth of the lease, at most 1s; it bounds how soon the broker
+ * notices a silent holder and how often a contended lock's group rebalances; a waiter takes over a
+ * released lock within a few round trips, not at its next heartbeat, unless {@code handover=heartbeat}). The {@code lease} is the group's {@code session.timeout.ms}, so it must lie within the
  * broker's {@code group.min.session.timeout.ms} (default 6s) and {@code group.max.session.timeout.ms}
  * (default 30m): connect asks a broker for both and refuses a lease outside them, naming the setting
  * and its value. The lease must also be longer than {@code timeout} plus {@code safetyMargin}.
@@ -49,10 +50,12 @@ import java.util.stream.Collectors;
  * OAuth) or client certificates use {@link #newClient(Properties, LockOptions)} with the
  * application's own client settings.
  *
- * <p>Fencing tokens are the offsets of marker records each holder appends to the lock's partition on
- * grant: they grow across clients, restarts and deletions of the consumer group, for as long as the
- * topic lives. Deleting a lock's topic restarts its offsets, and so its tokens: never delete the
- * topic of a lock whose tokens a resource still checks (or reset that resource too).
+ * <p>Fencing tokens are the offsets of marker records each holder appends on grant to the one
+ * partition of the token topic {@code <prefix>_tokens} (created on first use like a lock topic and
+ * shared by all locks under the prefix): they grow across clients, restarts and deletions of the
+ * consumer groups, for as long as that topic lives. Deleting it restarts the offsets, and so the
+ * tokens: never delete the token topic while a resource still checks tokens of its locks (or reset
+ * that resource too).
  *
  * <p>Thread-safe; the no-argument constructor does nothing, for {@link java.util.ServiceLoader}.
  */
@@ -63,10 +66,18 @@ public final class KafkaLockProvider implements LockProviderFactory {
     /** The option giving the replication factor of new lock topics. */
     public static final String REPLICATION_FACTOR = "replicationFactor";
     /**
-     * The option giving the members' heartbeat interval (default a sixth of the lease, at most 1s): a
-     * waiter notices a release at its next heartbeat, so this is the hand-over time.
+     * The option giving the members' heartbeat interval (default a sixth of the lease, at most 1s):
+     * the cadence of the holder's confirmations, and of the rebalances of a contended lock's group.
      */
     public static final String HEARTBEAT = "heartbeat";
+    /**
+     * The option choosing how a waiter learns of a release: {@code rejoin} (the default) parks it in
+     * a pending rejoin of the group, so it takes over in a few round trips, at the price of one
+     * rebalance per heartbeat interval while the lock is contended and of the holder's lease if
+     * another member dies during such a rebalance; {@code heartbeat} lets it learn at its next
+     * heartbeat, as a plain consumer group does. See the package documentation.
+     */
+    public static final String HANDOVER = "handover";
     /**
      * The option choosing the SASL mechanism for the URI's user name and password: {@code PLAIN} (the
      * default), {@code SCRAM-SHA-256} or {@code SCRAM-SHA-512}.
@@ -77,7 +88,8 @@ public final class KafkaLockProvider implements LockProviderFactory {
      * or JKS truststore without password; without it the JVM's default truststore is used.
      */
     public static final String SSL_TRUSTSTORE = "sslTruststore";
-    private static final Set<String> OPTIONS = Set.of(TOPIC_PREFIX, REPLICATION_FACTOR, HEARTBEAT, SASL, SSL_TRUSTSTORE);
+    private static final Set<String> OPTIONS = Set.of(TOPIC_PREFIX, REPLICATION_FACTOR, HEARTBEAT, HANDOVER, SASL,
+            SSL_TRUSTSTORE);
     private static final Set<String> MECHANISMS = Set.of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512");
     static final String DEFAULT_PREFIX = "latchkey.";
 
@@ -208,6 +220,11 @@ public final class KafkaLockProvider implements LockProviderFactory {
                 throw new IllegalArgumentException("bad value '" + hb + "' for option " + HEARTBEAT + ": the heartbeat"
                         + " interval must be positive and at most a third of the lease (" + Durations.format(options.lease()) + ")");
             }
+        }
+        String handover = options.backendOption(HANDOVER, "rejoin");
+        if (!handover.equals("rejoin") && !handover.equals("heartbeat")) {
+            throw new IllegalArgumentException("bad value '" + handover + "' for option " + HANDOVER + ": write rejoin"
+                    + " (a waiter takes over a release in round trips) or heartbeat (at its next heartbeat)");
         }
         return new KafkaLockBackend(config, options, prefix, rf, heartbeat);
     }

@@ -15,10 +15,12 @@ import org.apache.kafka.common.header.Header;
  * The last completed schedule slot of a lock, kept as records on the lock's own partition beside the
  * grant markers.
  *
- * <p>A holder appends a slot record carrying its fencing token (the offset of its own grant marker).
- * Kafka cannot append conditionally, so the guard is in the reading: a slot record counts only if no
- * grant marker lies between its writer's marker and itself, that is, if its writer still held the lock
- * when the record was appended. A holder that lost the lock (paused past its lease, say) and appends
+ * <p>A holder that reads or records a slot first appends a grant marker to the lock's partition (once
+ * per grant, and only while the broker still keeps it in the group; see {@code GroupMember}), and then
+ * slot records carrying that marker's offset. Kafka cannot append conditionally, so the guard is in
+ * the reading: a slot record counts only if no grant marker lies between its writer's marker and
+ * itself, that is, if no later holder that reads or records slots had marked the partition when the
+ * record was appended. A holder that lost the lock (paused past its lease, say) and appends
  * after a later grant writes a record every reader ignores, and is told so. The last record that
  * counts is the last completed slot; the partition is read backwards in growing windows from its end,
  * so a reading costs a few records, not the lock's history. Thread-safe (stateless).
@@ -76,8 +78,8 @@ final class SlotRecords {
     }
 
     /**
-     * Appends {@code slot} for the holder of {@code token}, then checks that no grant came between the
-     * holder's marker and the record.
+     * Appends {@code slot} for the holder whose marker is at offset {@code token}, then checks that no
+     * grant came between the holder's marker and the record.
      *
      * @throws LockLostException if one did: the record does not count
      */

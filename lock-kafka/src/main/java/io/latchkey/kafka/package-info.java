@@ -19,35 +19,75 @@
  *       leaves. Waiters stay in the group until they are assigned the partition or their wait ends;
  *       holders poll on while the business code runs, so {@code max.poll.interval.ms} never expels
  *       them. A zero wait still joins once and waits for that rebalance. Release closes the consumer,
- *       which leaves the group at once; the next waiter takes over at its next heartbeat.
- *       That is the protocol's cost, and it is per contender, not per client: each holder and each
+ *       which leaves the group at once. That is the protocol's cost, and it is per contender, not per
+ *       client: each holder and each
  *       waiter is one {@code KafkaConsumer} with its polling thread ({@code latchkey-kafka-<topic>-<n>}),
  *       the consumer's own heartbeat thread, and connections to the group coordinator and the
  *       partition's leader. A client waiting on ten locks at once runs twenty threads for them; the
- *       shared layer admits one contender per lock name and client, which bounds it.</li>
+ *       shared layer admits one contender per lock name and client, which bounds it. The shared
+ *       admin client, producer and (for scheduled jobs) slot reader add their own network threads,
+ *       one each per client.</li>
+ *   <li><b>Hand-over.</b> A waiter that a rebalance left without the lock at once asks to rejoin,
+ *       which starts another rebalance that the coordinator completes only when every member has
+ *       rejoined: the waiter is parked in a pending JoinGroup. The holder learns of the rebalance at
+ *       its next heartbeat and rejoins, keeping the partition (the assignor never moves it from an
+ *       owner that rejoins), so a joining or parked member never takes a held lock; but a holder's
+ *       LeaveGroup completes the pending join phase at once, and a parked waiter is assigned the
+ *       partition in a few round trips instead of at its next heartbeat, as in the naive lock whose
+ *       holder stops polling ({@code KafkaCostTest.handOverDoesNotWaitForAHeartbeat}). The cost: while a
+ *       lock is contended its group rebalances once per heartbeat interval of the holder (a JoinGroup
+ *       and a SyncGroup of each member, and a group record the coordinator writes), where an idle
+ *       waiter would only heartbeat. The group's generation therefore moves; fencing does not use
+ *       it. And a member that stops answering (a waiter killed or paused) holds up the join phase
+ *       until its session ends; a holder that has rejoined sends no heartbeats meanwhile (the
+ *       consumer does not heartbeat while its JoinGroup is pending), so its validity runs out first:
+ *       a loss signal without an overlap. Any join or leave of another member in that time has the
+ *       same effect; parking makes such a rebalance certain, so a waiter killed while another parks
+ *       costs the holder its lease ({@code KafkaHandoverModeTest}). Where waiters die often and
+ *       hand-over speed matters less, {@code handover=heartbeat} turns parking off: a waiter then
+ *       learns of a release at its next heartbeat, and a dead waiter disturbs the holder only if
+ *       another member joins or leaves before its session ends.</li>
  *   <li><b>Lease.</b> {@code session.timeout.ms} is the lease minus one heartbeat interval. The
  *       coordinator expels a silent member a session after the last heartbeat it received, and the
  *       waiters learn of it at their next heartbeat (then join and sync, a few milliseconds): so a
  *       crashed holder's lock is granted again within the lease plus those round trips, not a
- *       heartbeat later. The broker's {@code group.min.session.timeout.ms} and
+ *       heartbeat later (a parked waiter learns of the expulsion at once). The broker's {@code group.min.session.timeout.ms} and
  *       {@code group.max.session.timeout.ms} bound the session, so the lease lies between each plus a
  *       heartbeat; connect asks a broker for both (DESCRIBE_CONFIGS on the cluster; without it the
  *       first join reports the broker's refusal). The holder's validity comes from its own heartbeat
  *       evidence (the broker never tells a cut-off member it was expelled), with
  *       {@code min(session.timeout.ms, max.poll.interval.ms)} as the time the broker keeps a silent
  *       member; see {@code GroupMember}.</li>
- *   <li><b>Topic lookups</b> are cached per lock name: a name seen once needs no admin request, so
- *       an acquire right after a broker restart goes straight to the group instead of failing first
- *       on metadata. A wait that ends without the lock forgets the name (a topic deleted meanwhile
- *       would otherwise look held for ever).</li>
+ *   <li><b>What an acquire costs, and what is cached.</b> A lock name's topic is looked up (and
+ *       created) with the admin client once; the client then keeps it known, the 1024 most recently
+ *       used names (about 200 bytes each), so a name seen before needs no admin or metadata request of
+ *       Latchkey's: the member's consumer joins the group (FindCoordinator, JoinGroup, SyncGroup,
+ *       its own metadata for the subscription) and the shared producer appends one marker
+ *       ({@code KafkaCostTest.knownNameCostsNoAdminRequest}). An acquire right after a broker restart
+ *       therefore goes straight to the group, whose consumer waits for the coordinator, instead of
+ *       failing first on a topic lookup. A name is forgotten when a wait ends without the lock and the
+ *       member's consumer has no metadata for the topic (deleted meanwhile, it would otherwise look
+ *       held for ever); the token topic is looked up again when a marker finds it gone.</li>
+ *   <li><b>Retained per lock name.</b> After release nothing but the cache entry: the member's
+ *       consumer is closed with all its state, and the shared producer writes the fencing markers to
+ *       the one token topic, never to a lock topic, so its per-topic metrics, metadata and JMX beans
+ *       do not grow with the names used (about 20 KB per name when it wrote to each lock topic;
+ *       {@code KafkaCostTest.releasedNamesLeaveNoStatePerName}). Scheduled jobs are the exception:
+ *       their slot records go to the lock's own topic, so the producer and the slot reader keep
+ *       per-topic state for each job name, which is a short and fixed list.</li>
  *   <li><b>Release</b> closes the member's consumer, which sends LeaveGroup, within half the timeout;
  *       a close that ran into that bound, or a member that heard no heartbeat answer for a while, is
  *       confirmed with the coordinator in the other half, and a release it cannot confirm is a
  *       {@code LockBackendUnavailableException} (the lock then ends with the session).</li>
- *   <li><b>Fencing.</b> The token is the offset of a marker record the holder appends to the lock's
- *       partition once granted. Offsets survive the deletion of the consumer group (whose generation
- *       restarts) and the retention of old records, but not the deletion of the topic: never delete a
- *       lock's topic while a resource still checks its tokens.</li>
+ *   <li><b>Fencing.</b> The token is the offset of a marker record the holder appends once granted
+ *       to the only partition of the token topic {@code <prefix>_tokens}, shared by all locks under
+ *       the prefix (no lock name maps to it: {@code _t} is no escape). Each holder is granted only
+ *       after the previous one left or was expelled, so its marker follows the previous holder's in
+ *       that partition and its token is larger. Offsets survive the deletion of a consumer group
+ *       (whose generation restarts) and the retention of old records, but not the deletion of the
+ *       topic: never delete the token topic while a resource still checks tokens. One partition for
+ *       all locks makes its leader a dependency of every grant; it is replicated like a lock
+ *       topic.</li>
  * </ul>
  *
  * <p>Scheduled jobs: the {@code atLeast} bound of a request is kept by the holder's client, which stays
@@ -57,9 +97,11 @@
  * member whose connection closes), and at once if the client is closed; the partition (the lock) then
  * goes to the next member before {@code atLeast}: Kafka has no expiry of its own that could keep it
  * ({@code KafkaAtLeastExitTest} shows the exit and the kill). Once per slot: the last completed
- * slot is a record on the lock's partition carrying its writer's fencing token, appended only while
- * the member holds the partition; a reader counts it only if no grant marker lies between its
- * writer's marker and itself, so a record from a holder that lost the lock is ignored (and its writer
- * told); see {@code SlotRecords}.
+ * slot is a record on the lock's partition carrying the offset of its writer's marker there,
+ * appended only while the member holds the partition; a reader counts it only if no grant marker
+ * lies between its writer's marker and itself, so a record from a holder that lost the lock is
+ * ignored (and its writer told). That marker is written to the lock's own partition when the holder
+ * first reads or records a slot, and only while the broker still keeps the holder; see
+ * {@code SlotRecords}.
  */
 package io.latchkey.kafka;

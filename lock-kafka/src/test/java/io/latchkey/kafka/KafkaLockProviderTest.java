@@ -20,7 +20,7 @@ class KafkaLockProviderTest {
 
         assertThat(provider.schemes()).containsExactlyInAnyOrder("kafka", "kafkas");
         assertThat(provider.defaultPort("kafka")).isEqualTo(9092);
-        assertThat(provider.backendOptions()).contains("topicPrefix", "replicationFactor", "heartbeat");
+        assertThat(provider.backendOptions()).contains("topicPrefix", "replicationFactor", "heartbeat", "handover");
     }
 
     @Test
@@ -33,6 +33,9 @@ class KafkaLockProviderTest {
         assertThatThrownBy(() -> LockClient.connect("kafka://localhost:1?lease=6s&heartbeat=3s"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("heartbeat")
                 .hasMessageContaining("third of the lease");
+        assertThatThrownBy(() -> LockClient.connect("kafka://localhost:1?handover=fast"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("handover")
+                .hasMessageContaining("'fast'").hasMessageContaining("rejoin");
         assertThatThrownBy(() -> LockClient.connect("kafka://localhost:1?partitions=2"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("partitions");
     }

@@ -1,0 +1,191 @@
+package io.latchkey.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.latchkey.Lease;
+import io.latchkey.LockClient;
+import io.latchkey.LockOptions;
+import io.latchkey.spi.LockClients;
+import io.latchkey.testkit.SharedServer;
+import io.latchkey.testkit.kafka.KafkaServer;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * What a lock costs this backend, counted with the clients' own request and metric counts: no admin
+ * request for a name already seen, no state kept per released name, a hand-over in round trips.
+ */
+class KafkaCostTest {
+
+    private static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(6)).build();
+    private static final String PREFIX = KafkaLockProvider.DEFAULT_PREFIX;
+
+    @RegisterExtension
+    static final SharedServer<KafkaServer> KAFKA = SharedServer.of(KafkaLockTest.SERVER_KEY, KafkaServer::start);
+    private static KafkaServer server;
+
+    private final Deque<AutoCloseable> opened = new ArrayDeque<>();
+
+    @BeforeAll
+    static void start() {
+        server = KAFKA.get();
+    }
+
+    @AfterEach
+    void closeOpened() throws Exception {
+        for (AutoCloseable c; (c = opened.pollFirst()) != null; ) {
+            c.close();
+        }
+    }
+
+    private static String name(String tag) {
+        return "kafka-cost:" + tag + ":" + Long.toHexString(ThreadLocalRandom.current().nextLong());
+    }
+
+    private KafkaLockBackend backend(LockOptions options, Duration heartbeat, int topicCacheSize) {
+        Map<String, Object> config = new HashMap<>();
+        config.put("bootstrap.servers", server.bootstrapServers());
+        KafkaLockBackend backend = new KafkaLockBackend(config, options, PREFIX, 0, heartbeat, topicCacheSize);
+        opened.addFirst(LockClients.of("kafka", backend, options));
+        return backend;
+    }
+
+    private static void lockAndRelease(LockClient client, String name) throws InterruptedException {
+        try (Lease lease = client.lock(name).tryLock(OPTIONS.lease()).orElseThrow(
+                () -> new AssertionError("lock '" + name + "' was not granted"))) {
+            lease.ensureValid();
+        }
+    }
+
+    /** The requests a client sent, as its network layer counts them (group {@code <client>-metrics}). */
+    private static double requestsSent(Map<MetricName, ? extends Metric> metrics, String group) {
+        for (Map.Entry<MetricName, ? extends Metric> e : metrics.entrySet()) {
+            if (e.getKey().name().equals("request-total") && e.getKey().group().equals(group)) {
+                return ((Number) e.getValue().metricValue()).doubleValue();
+            }
+        }
+        throw new AssertionError("no metric " + group + "/request-total");
+    }
+
+    @Test
+    @DisplayName("a lock name already seen costs no admin request and no producer request but its fencing marker")
+    void knownNameCostsNoAdminRequest() throws Exception {
+        KafkaLockBackend backend = backend(OPTIONS, null, KafkaLockBackend.TOPIC_CACHE_SIZE);
+        LockClient client = LockClients.of("kafka", backend, OPTIONS);
+        String name = name("known");
+        double atConnect = requestsSent(backend.adminMetrics(), "admin-client-metrics");
+
+        lockAndRelease(client, name);
+        double afterFirst = requestsSent(backend.adminMetrics(), "admin-client-metrics");
+        double producedAfterFirst = requestsSent(backend.producerMetrics(), "producer-metrics");
+        int again = 5;
+        for (int i = 0; i < again; i++) {
+            lockAndRelease(client, name);
+        }
+
+        assertThat(afterFirst).as("admin requests of the first acquire (topic lookup and creation)").isGreaterThan(atConnect);
+        assertThat(requestsSent(backend.adminMetrics(), "admin-client-metrics"))
+                .as("admin requests of %d more acquires of the same name", again).isEqualTo(afterFirst);
+        assertThat(requestsSent(backend.producerMetrics(), "producer-metrics") - producedAfterFirst)
+                .as("producer requests of %d more acquires: one fencing marker each, no metadata lookup", again)
+                .isEqualTo(again);
+    }
+
+    @Test
+    @DisplayName("a try that finds a known name held, and the acquires after it, cost no admin request")
+    void contendedKnownNameCostsNoAdminRequest() throws Exception {
+        KafkaLockBackend backend = backend(OPTIONS, null, KafkaLockBackend.TOPIC_CACHE_SIZE);
+        LockClient client = LockClients.of("kafka", backend, OPTIONS);
+        LockClient other = LockClients.of("kafka", backend(OPTIONS, null, KafkaLockBackend.TOPIC_CACHE_SIZE), OPTIONS);
+        String name = name("contended");
+        lockAndRelease(client, name);
+        double before = requestsSent(backend.adminMetrics(), "admin-client-metrics");
+
+        try (Lease held = other.lock(name).tryLock(OPTIONS.lease()).orElseThrow()) {
+            assertThat(client.lock(name).tryLock()).as("a try while another client holds the lock").isEmpty();
+        }
+        lockAndRelease(client, name);
+
+        assertThat(requestsSent(backend.adminMetrics(), "admin-client-metrics"))
+                .as("admin requests of a failed try and an acquire of a known name").isEqualTo(before);
+    }
+
+    @Test
+    @DisplayName("200 names locked and released leave no state per name: the clients' metrics and the topic cache stay bounded")
+    void releasedNamesLeaveNoStatePerName() throws Exception {
+        int cacheSize = 16;
+        KafkaLockBackend backend = backend(OPTIONS, null, cacheSize);
+        LockClient client = LockClients.of("kafka", backend, OPTIONS);
+        for (int i = 0; i < 20; i++) {
+            lockAndRelease(client, name("many-" + i));
+        }
+        int producerMetrics = backend.producerMetrics().size();
+        int adminMetrics = backend.adminMetrics().size();
+
+        for (int i = 20; i < 200; i++) {
+            lockAndRelease(client, name("many-" + i));
+        }
+
+        assertThat(backend.producerMetrics().size()).as("the producer's metrics after 200 names (after 20: %d)",
+                producerMetrics).isEqualTo(producerMetrics);
+        assertThat(backend.adminMetrics().size()).as("the admin client's metrics after 200 names (after 20: %d)",
+                adminMetrics).isEqualTo(adminMetrics);
+        assertThat(backend.knownTopics()).as("lock topics kept known").isEqualTo(cacheSize);
+        assertThat(backend.members()).as("members left after release").isEmpty();
+    }
+
+    @Test
+    @DisplayName("a waiter takes over a released lock in round trips, not at its next heartbeat: 4 hand-overs under a quarter heartbeat")
+    void handOverDoesNotWaitForAHeartbeat() throws Exception {
+        Duration heartbeat = Duration.ofSeconds(5);
+        LockOptions options = LockOptions.builder().lease(heartbeat.multipliedBy(3)).build();
+        // A waiter that learnt of the release at its next heartbeat would take about one heartbeat
+        // interval here, as the release follows at once the rebalance that admitted it (which restarts
+        // its heartbeat timer); a quarter of one leaves the round trips plenty of room.
+        Duration bound = heartbeat.dividedBy(4);
+        KafkaLockBackend[] backends = {backend(options, heartbeat, 16), backend(options, heartbeat, 16)};
+        LockClient[] clients = {LockClients.of("kafka", backends[0], options), LockClients.of("kafka", backends[1], options)};
+        String name = name("handover");
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        opened.addFirst(pool::shutdownNow);
+        Lease held = clients[0].lock(name).tryLock(options.lease()).orElseThrow();
+
+        for (int round = 0; round < 4; round++) {
+            KafkaLockBackend holderBackend = backends[round % 2];
+            LockClient waiter = clients[(round + 1) % 2];
+            GroupMember holder = holderBackend.members().stream().filter(GroupMember::holding).findFirst().orElseThrow();
+            int generation = holder.generation();
+            Future<Optional<Lease>> next = pool.submit(() -> waiter.lock(name).tryLock(options.lease().multipliedBy(2)));
+            Awaitility.await("the waiter admitted to the group by a rebalance").atMost(options.lease())
+                    .pollInterval(Duration.ofMillis(5)).until(() -> holder.generation() > generation);
+
+            long releasedAt = System.nanoTime();
+            held.close();
+            Optional<Lease> got = next.get(options.lease().multipliedBy(3).toMillis(), TimeUnit.MILLISECONDS);
+            Duration took = Duration.ofNanos(System.nanoTime() - releasedAt);
+
+            assertThat(got).as("round %d: the waiter's lease", round).isPresent();
+            held = got.get();
+            assertThat(took).as("round %d: hand-over with a heartbeat interval of %s", round, heartbeat)
+                    .isLessThan(bound);
+        }
+        held.close();
+    }
+}
