@@ -138,7 +138,7 @@ final class KafkaLockBackend implements LockBackend {
             }
         });
         this.tokenTopic = tokenTopic(prefix);
-        this.parkWaiters = !"heartbeat".equals(options.backendOption(KafkaLockProvider.HANDOVER, "rejoin"));
+        this.parkWaiters = "rejoin".equals(options.backendOption(KafkaLockProvider.HANDOVER, "heartbeat"));
         this.clientConfig = Map.copyOf(clientConfig);
         this.options = options;
         this.prefix = prefix;

@@ -31,7 +31,7 @@ import java.util.stream.Collectors;
  * {@code replicationFactor} of new lock topics (default: as many brokers as the cluster has, up to
  * 3) and {@code heartbeat} (default a sixth of the lease, at most 1s; it bounds how soon the broker
  * notices a silent holder and how often a contended lock's group rebalances; a waiter takes over a
- * released lock within a few round trips, not at its next heartbeat, unless {@code handover=heartbeat}). The {@code lease} is the group's {@code session.timeout.ms}, so it must lie within the
+ * released lock at its next heartbeat, or within a few round trips with {@code handover=rejoin}, see {@link #HANDOVER}). The {@code lease} is the group's {@code session.timeout.ms}, so it must lie within the
  * broker's {@code group.min.session.timeout.ms} (default 6s) and {@code group.max.session.timeout.ms}
  * (default 30m): connect asks a broker for both and refuses a lease outside them, naming the setting
  * and its value. The lease must also be longer than {@code timeout} plus {@code safetyMargin}.
@@ -71,11 +71,14 @@ public final class KafkaLockProvider implements LockProviderFactory {
      */
     public static final String HEARTBEAT = "heartbeat";
     /**
-     * The option choosing how a waiter learns of a release: {@code rejoin} (the default) parks it in
-     * a pending rejoin of the group, so it takes over in a few round trips, at the price of one
-     * rebalance per heartbeat interval while the lock is contended and of the holder's lease if
-     * another member dies during such a rebalance; {@code heartbeat} lets it learn at its next
-     * heartbeat, as a plain consumer group does. See the package documentation.
+     * The option choosing how a waiter learns of a release: {@code heartbeat} (the default) lets it
+     * learn at its next heartbeat, as a plain consumer group does; {@code rejoin} parks it in a pending
+     * rejoin of the group, so it takes over in a few round trips, at the price of one rebalance per
+     * heartbeat interval while the lock is contended and of the holder's lease if another member dies
+     * during such a rebalance. The default keeps a running holder safe from a contender that crashes
+     * (with {@code latchkey run}, a lost lease stops the command): a lock is a job's, and a job
+     * interrupted because another node died is worse than a hand-over a heartbeat later. See the
+     * package documentation.
      */
     public static final String HANDOVER = "handover";
     /**
@@ -221,7 +224,7 @@ public final class KafkaLockProvider implements LockProviderFactory {
                         + " interval must be positive and at most a third of the lease (" + Durations.format(options.lease()) + ")");
             }
         }
-        String handover = options.backendOption(HANDOVER, "rejoin");
+        String handover = options.backendOption(HANDOVER, "heartbeat");
         if (!handover.equals("rejoin") && !handover.equals("heartbeat")) {
             throw new IllegalArgumentException("bad value '" + handover + "' for option " + HANDOVER + ": write rejoin"
                     + " (a waiter takes over a release in round trips) or heartbeat (at its next heartbeat)");

@@ -27,7 +27,9 @@
  *       shared layer admits one contender per lock name and client, which bounds it. The shared
  *       admin client, producer and (for scheduled jobs) slot reader add their own network threads,
  *       one each per client.</li>
- *   <li><b>Hand-over.</b> A waiter that a rebalance left without the lock at once asks to rejoin,
+ *   <li><b>Hand-over.</b> By default ({@code handover=heartbeat}) a waiter learns of a release at its
+ *       next heartbeat, at most one heartbeat interval after it. With {@code handover=rejoin}, a
+ *       waiter that a rebalance left without the lock at once asks to rejoin,
  *       which starts another rebalance that the coordinator completes only when every member has
  *       rejoined: the waiter is parked in a pending JoinGroup. The holder learns of the rebalance at
  *       its next heartbeat and rejoins, keeping the partition (the assignor never moves it from an
@@ -43,10 +45,10 @@
  *       consumer does not heartbeat while its JoinGroup is pending), so its validity runs out first:
  *       a loss signal without an overlap. Any join or leave of another member in that time has the
  *       same effect; parking makes such a rebalance certain, so a waiter killed while another parks
- *       costs the holder its lease ({@code KafkaHandoverModeTest}). Where waiters die often and
- *       hand-over speed matters less, {@code handover=heartbeat} turns parking off: a waiter then
- *       learns of a release at its next heartbeat, and a dead waiter disturbs the holder only if
- *       another member joins or leaves before its session ends.</li>
+ *       costs the holder its lease ({@code KafkaHandoverModeTest}). That is why parking is not the
+ *       default: without it a dead waiter disturbs the holder only if another member joins or leaves
+ *       before its session ends. Choose {@code handover=rejoin} where hand-over speed matters more
+ *       than a holder surviving a contender's crash.</li>
  *   <li><b>Lease.</b> {@code session.timeout.ms} is the lease minus one heartbeat interval. The
  *       coordinator expels a silent member a session after the last heartbeat it received, and the
  *       waiters learn of it at their next heartbeat (then join and sync, a few milliseconds): so a

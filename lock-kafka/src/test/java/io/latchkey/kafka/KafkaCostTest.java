@@ -152,10 +152,11 @@ class KafkaCostTest {
     }
 
     @Test
-    @DisplayName("a waiter takes over a released lock in round trips, not at its next heartbeat: 4 hand-overs under a quarter heartbeat")
+    @DisplayName("with handover=rejoin a waiter takes over a released lock in round trips, not at its next heartbeat: 4 hand-overs under a quarter heartbeat")
     void handOverDoesNotWaitForAHeartbeat() throws Exception {
         Duration heartbeat = Duration.ofSeconds(5);
-        LockOptions options = LockOptions.builder().lease(heartbeat.multipliedBy(3)).build();
+        LockOptions options = LockOptions.builder().lease(heartbeat.multipliedBy(3))
+                .backendOption(KafkaLockProvider.HANDOVER, "rejoin").build();
         // A waiter that learnt of the release at its next heartbeat would take about one heartbeat
         // interval here, as the release follows at once the rebalance that admitted it (which restarts
         // its heartbeat timer); a quarter of one leaves the round trips plenty of room.
