@@ -20,21 +20,26 @@ import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
 /**
- * The Redis provider of Latchkey: {@code redis://}, {@code rediss://} (TLS) and {@code redis-sentinel://}
- * URIs, served by Redisson; also the entry point for an application that has its own
- * {@link RedissonClient}.
+ * The Redis provider of Latchkey: {@code redis://}, {@code rediss://} (TLS), {@code redis-sentinel://},
+ * {@code redis-cluster://} and {@code rediss-cluster://} (TLS) URIs, served by Redisson; also the entry
+ * point for an application that has its own {@link RedissonClient}, of any of these kinds.
  *
  * <p>URIs: {@code redis://[user:password@]host[:6379][/database]},
  * {@code rediss://...} likewise over TLS (trusting the JVM's default trust store, or what the
  * {@code sslTruststore} option names: a PEM file of CA certificates, or a PKCS12 or JKS truststore
  * without password as a file path or URL), and
  * {@code redis-sentinel://[user:password@]host1[:26379],host2[:26379]/masterName[/database]}, where the
- * credentials are those of the Redis nodes. Besides the shared options ({@code lease},
+ * credentials are those of the Redis nodes, and
+ * {@code redis-cluster://[user:password@]host1[:6379],host2[:6379],...} (or {@code rediss-cluster://}
+ * over TLS, with {@code sslTruststore} as for {@code rediss://}): seed nodes of a Redis Cluster, from
+ * which the client learns every primary and follows failovers and reshardings; a cluster has database
+ * 0 only, so the URI has no path. Besides the shared options ({@code lease},
  * {@code safetyMargin}, {@code timeout}, {@code namespace}, which is the key prefix, {@code latchkey} by
  * default) it understands {@code checkLockSyncedSlaves} ({@code true} by default: an acquire fails
- * unless a replica acknowledged it, when the primary has replicas) and {@code natMap}
- * ({@code redis-sentinel://} only: {@code reportedHost:port=reachableHost:port,...}, for sentinels that
- * report addresses the client cannot reach, as behind NAT or in containers).
+ * unless a replica acknowledged it, when the primary has replicas; on a cluster, a replica of the
+ * primary that serves the lock's hash slot) and {@code natMap} ({@code redis-sentinel://} and
+ * {@code redis-cluster://} only: {@code reportedHost:port=reachableHost:port,...}, for sentinels or
+ * cluster nodes that report addresses the client cannot reach, as behind NAT or in containers).
  *
  * <p>Thread-safety: stateless; {@link #connect} and {@link #client} may be called from any thread.
  */
@@ -65,7 +70,10 @@ public final class RedisLockProvider implements LockProviderFactory {
      * lock keys, renewed by this library every {@code (lease - safetyMargin) / 3} (locks are taken with
      * an explicit lease time, so Redisson's watchdog and its {@code lockWatchdogTimeout} play no part);
      * {@code safetyMargin} shortens the validity; {@code timeout} bounds each round trip of this
-     * library on top of the client's own timeouts; {@code namespace} is the key prefix.
+     * library on top of the client's own timeouts; {@code namespace} is the key prefix. A client of a
+     * Redis Cluster ({@code useClusterServers()}) gets the cluster's key mapping (see the package
+     * documentation); its {@code scanInterval} is the application's, and a short one (a second) lets a
+     * lock follow a failover sooner.
      *
      * @throws IllegalArgumentException if an option is unknown or the lease is too short (see {@link #MINIMUM_LEASE})
      */
@@ -102,7 +110,7 @@ public final class RedisLockProvider implements LockProviderFactory {
 
     @Override
     public Set<String> schemes() {
-        return Set.of("redis", "rediss", "redis-sentinel");
+        return Set.of("redis", "rediss", "redis-sentinel", "redis-cluster", "rediss-cluster");
     }
 
     @Override
