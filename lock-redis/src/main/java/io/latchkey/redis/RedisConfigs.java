@@ -166,10 +166,11 @@ final class RedisConfigs {
         // most of the timeout fits the bound of connect, and leaves a cold JVM's first handshake (class
         // loading inside Redisson's timer) time enough. Our own calls wait on their own bounds and are
         // retried by the caller, so Redisson's retries of commands are not needed either.
-        // A cluster client tries its seed nodes one after another until one answers: they share the attempt's time.
-        int seeds = servers instanceof ClusterServersConfig ? uri.hosts().size() : 1;
+        // A cluster client tries its seed nodes one after another until one answers, each within the
+        // connect timeout: a refused or unresolvable seed fails at once, a silent one costs the attempt's
+        // time, and the connect of RedisLockProvider gives up one timeout after the first seed was tried.
         servers.setTimeout(timeoutMs)
-                .setConnectTimeout(Math.max(1, timeoutMs * 4 / 5 / seeds))
+                .setConnectTimeout(Math.max(1, timeoutMs * 4 / 5))
                 .setRetryAttempts(0)
                 .setClientName("latchkey");
         return config;

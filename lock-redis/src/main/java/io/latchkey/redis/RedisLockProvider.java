@@ -8,6 +8,8 @@ import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockProviderFactory;
 import io.latchkey.spi.LockUri;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
@@ -15,8 +17,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.NettyHook;
 import org.redisson.config.Config;
 
 /**
@@ -58,6 +62,7 @@ public final class RedisLockProvider implements LockProviderFactory {
 
     /** What the connect backstop allows for the client's own start-up, beyond the timeout. */
     private static final Duration STARTUP_ALLOWANCE = Duration.ofSeconds(5);
+    private static final Duration POLL = Duration.ofMillis(20);
 
     /** Creates the provider; nothing happens until {@link #connect}. */
     public RedisLockProvider() {
@@ -137,10 +142,26 @@ public final class RedisLockProvider implements LockProviderFactory {
      * their timers start when Redisson opens its connections, so the client's own start-up (class
      * loading, event loops: seconds in a cold JVM on a busy machine) is not charged to the server. This
      * guard is only a backstop for whatever Redisson might do outside those timers, at twice the timeout
-     * plus {@link #STARTUP_ALLOWANCE}; it shuts down a client that connects only after we gave up.
+     * plus {@link #STARTUP_ALLOWANCE}, and for a cluster one timeout after its first connection began (its
+     * seeds are tried one after another); it shuts down a client that connects only after we gave up.
      */
     private static RedissonClient create(Config config, Duration timeout, String where) {
         CompletableFuture<RedissonClient> created = new CompletableFuture<>();
+        // A cluster client tries its seeds one after another, each within the connect timeout: the
+        // connect ends one timeout after its first connection began, wherever Redisson is in its seed list.
+        AtomicLong firstConnectionAt = new AtomicLong();
+        if (config.isClusterConfig()) {
+            config.setNettyHook(new NettyHook() {
+                @Override
+                public void afterBoostrapInitialization(Bootstrap bootstrap) {
+                }
+
+                @Override
+                public void afterChannelInitialization(Channel channel) {
+                    firstConnectionAt.compareAndSet(0, System.nanoTime() | 1);
+                }
+            });
+        }
         Thread connecting = DaemonThreads.factory("latchkey-redis-connect").newThread(() -> {
             try {
                 RedissonClient client = Redisson.create(config);
@@ -152,8 +173,22 @@ public final class RedisLockProvider implements LockProviderFactory {
             }
         });
         connecting.start();
+        long backstop = System.nanoTime() + timeout.multipliedBy(2).plus(STARTUP_ALLOWANCE).toNanos();
         try {
-            return created.get(timeout.multipliedBy(2).plus(STARTUP_ALLOWANCE).toNanos(), TimeUnit.NANOSECONDS);
+            while (true) {
+                long first = firstConnectionAt.get();
+                long until = first == 0 ? backstop : Math.min(backstop, first + timeout.toNanos());
+                long left = until - System.nanoTime();
+                if (left <= 0) {
+                    throw new TimeoutException();
+                }
+                try {
+                    // polled, as the first connection's time is learnt while waiting
+                    return created.get(Math.min(left, POLL.toNanos()), TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    // not yet
+                }
+            }
         } catch (TimeoutException e) {
             if (created.completeExceptionally(e)) {
                 throw RedisConfigs.didNotAnswer(null, where, "while connecting", timeout, e);

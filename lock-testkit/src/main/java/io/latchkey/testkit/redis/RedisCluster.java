@@ -27,8 +27,8 @@ import org.testcontainers.images.builder.Transferable;
  * announces is what the test reaches, without address translation. This needs the Docker engine on
  * the test's own machine. The cluster bus stays inside the container (ports 17001 to 17006).
  *
- * <p>{@link #restart()} restarts the six processes one at a time, each once the one before serves
- * again and every replica is back in sync with its primary.
+ * <p>{@link #restart()} is a rolling restart of the six processes, each primary handing its slots to
+ * its replica first, as clusters are restarted in practice.
  *
  * <p>Two kinds: {@link #start()}, whose replicas never take over on their own (the node timeout is
  * long and {@code cluster-replica-no-failover} is set), so that restarts and pauses of the contract
@@ -131,7 +131,7 @@ public final class RedisCluster implements LockServer {
         }
     }
 
-    /** The six nodes' addresses, as they announce them, in the order the cluster was created with (primaries first). */
+    /** The six nodes' addresses, as they announce them, in a stable order (which of them are primaries may change). */
     @Override
     public List<InetSocketAddress> endpoints() {
         List<InetSocketAddress> result = new ArrayList<>();
@@ -290,23 +290,52 @@ public final class RedisCluster implements LockServer {
     }
 
     /**
-     * Restarts every node's process, one at a time (SIGTERM: Redis writes its files and exits), each
-     * once the one before serves again and sees the cluster whole; the cluster keeps its ports.
+     * Restarts every node's process, one at a time (SIGTERM: Redis writes its files and exits), as a
+     * rolling restart of a cluster is done: a primary first hands its slots to its replica with a
+     * coordinated {@code CLUSTER FAILOVER} (the replica catches up before it takes over, so nothing
+     * written is lost), and is restarted as a replica; the next node of the pair then hands them back.
+     * A primary restarted while it holds slots would refuse every command ({@code CLUSTERDOWN}) for
+     * the two seconds Redis waits before a restarted primary serves. Each node is restarted once the
+     * one before serves again and every replica is back in sync; the cluster keeps its ports and,
+     * after the whole restart, its roles.
      */
     @Override
     public void restart() {
         for (int p : ports) {
+            if (cli(p, "ROLE").startsWith("master")) {
+                int replica = replicaOf(p);
+                String reply = cli(replica, "CLUSTER", "FAILOVER");
+                if (!reply.equals("OK")) {
+                    throw new IllegalStateException("CLUSTER FAILOVER on node " + replica + " answered: " + reply);
+                }
+                awaitServing(p, () -> cli(replica, "ROLE").startsWith("master") && cli(p, "ROLE").startsWith("slave"),
+                        "hand its slots to its replica " + replica);
+            }
             String log = "/data/" + p + "/redis.log";
             int before = readyCount(log);
             exec("kill -TERM $(cat /data/" + p + "/pid)", "stop node " + p);
-            long deadline = System.nanoTime() + STARTUP.toNanos();
-            while (readyCount(log) <= before || !clusterOk(p) || !replicasInSync()) {
-                if (System.nanoTime() - deadline > 0) {
-                    throw new IllegalStateException("node " + p + " of the Redis cluster did not serve again within "
-                            + STARTUP + "; its log:\n" + run(List.of("tail", "-n", "50", log), "tail " + log));
-                }
-                sleepBriefly();
+            awaitServing(p, () -> readyCount(log) > before, "serve again after a restart");
+        }
+    }
+
+    /** Waits until {@code condition} holds, node {@code port} sees the cluster whole and every replica is in sync. */
+    private void awaitServing(int port, java.util.function.BooleanSupplier condition, String what) {
+        long deadline = System.nanoTime() + STARTUP.toNanos();
+        while (!answers(condition) || !clusterOk(port) || !replicasInSync()) {
+            if (System.nanoTime() - deadline > 0) {
+                String log = "/data/" + port + "/redis.log";
+                throw new IllegalStateException("node " + port + " of the Redis cluster did not " + what + " within "
+                        + STARTUP + "; its log:\n" + run(List.of("tail", "-n", "50", log), "tail " + log));
             }
+            sleepBriefly();
+        }
+    }
+
+    private static boolean answers(java.util.function.BooleanSupplier condition) {
+        try {
+            return condition.getAsBoolean();
+        } catch (IllegalStateException e) {
+            return false; // the node is restarting
         }
     }
 
