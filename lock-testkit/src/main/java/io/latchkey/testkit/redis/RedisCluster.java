@@ -308,56 +308,72 @@ public final class RedisCluster implements LockServer {
                 if (!reply.equals("OK")) {
                     throw new IllegalStateException("CLUSTER FAILOVER on node " + replica + " answered: " + reply);
                 }
-                awaitServing(p, () -> cli(replica, "ROLE").startsWith("master") && cli(p, "ROLE").startsWith("slave"),
-                        "hand its slots to its replica " + replica);
+                awaitServing(p, state -> state.get(replica).contains("role:master")
+                        && state.get(p).contains("role:slave"), "hand its slots to its replica " + replica);
             }
-            String log = "/data/" + p + "/redis.log";
-            int before = readyCount(log);
+            int before = readyCount(status().get(p));
             exec("kill -TERM $(cat /data/" + p + "/pid)", "stop node " + p);
-            awaitServing(p, () -> readyCount(log) > before, "serve again after a restart");
+            awaitServing(p, state -> readyCount(state.get(p)) > before, "serve again after a restart");
         }
     }
 
-    /** Waits until {@code condition} holds, node {@code port} sees the cluster whole and every replica is in sync. */
-    private void awaitServing(int port, java.util.function.BooleanSupplier condition, String what) {
+    /**
+     * Waits until {@code condition} holds of the nodes' state, node {@code port} sees the cluster whole
+     * and every replica is in sync with its primary: a grant's {@code WAIT} then finds the replica it expects.
+     */
+    private void awaitServing(int port, java.util.function.Predicate<java.util.Map<Integer, String>> condition,
+            String what) {
         long deadline = System.nanoTime() + STARTUP.toNanos();
-        while (!answers(condition) || !clusterOk(port) || !replicasInSync()) {
+        while (true) {
+            java.util.Map<Integer, String> state = status();
+            if (condition.test(state) && state.get(port).contains("cluster_state:ok") && replicasInSync(state)) {
+                return;
+            }
             if (System.nanoTime() - deadline > 0) {
                 String log = "/data/" + port + "/redis.log";
                 throw new IllegalStateException("node " + port + " of the Redis cluster did not " + what + " within "
-                        + STARTUP + "; its log:\n" + run(List.of("tail", "-n", "50", log), "tail " + log));
+                        + STARTUP + "; its state:\n" + state.get(port) + "\nits log:\n"
+                        + run(List.of("tail", "-n", "50", log), "tail " + log));
             }
             sleepBriefly();
         }
     }
 
-    private static boolean answers(java.util.function.BooleanSupplier condition) {
-        try {
-            return condition.getAsBoolean();
-        } catch (IllegalStateException e) {
-            return false; // the node is restarting
+    /**
+     * Every node's replication info, cluster info and count of "Ready to accept connections" in its
+     * log, read in one command inside the container (an unanswering node's is empty but for the count).
+     */
+    private java.util.Map<Integer, String> status() {
+        StringBuilder script = new StringBuilder();
+        for (int p : ports) {
+            script.append("echo '#node ").append(p).append("'; redis-cli -p ").append(p).append(" INFO replication;")
+                    .append(" redis-cli -p ").append(p).append(" CLUSTER INFO;")
+                    .append(" echo ready=$(grep -c 'Ready to accept connections' /data/").append(p)
+                    .append("/redis.log);");
         }
+        script.append(" true");
+        String out = run(List.of("sh", "-c", script.toString()), "read the nodes' state");
+        java.util.Map<Integer, String> state = new java.util.HashMap<>();
+        for (String part : out.split("#node ")) {
+            if (!part.isBlank()) {
+                int eol = part.indexOf('\n');
+                state.put(Integer.parseInt(part.substring(0, eol < 0 ? part.length() : eol).trim()), part);
+            }
+        }
+        return state;
     }
 
-    private int readyCount(String log) {
-        String n = run(List.of("sh", "-c", "grep -c 'Ready to accept connections' " + log + " || true"), "grep " + log);
+    private static int readyCount(String nodeState) {
+        int i = nodeState.lastIndexOf("ready=");
+        String n = nodeState.substring(i + 6).trim().split("\\s")[0];
         return n.isEmpty() ? 0 : Integer.parseInt(n);
     }
 
-    /**
-     * Whether every replica is linked to its primary and every primary counts its replica online, as
-     * before the restart: a grant's {@code WAIT} then finds the replica it expects.
-     */
-    private boolean replicasInSync() {
+    /** Whether every replica is linked to its primary and every primary counts its replica online. */
+    private static boolean replicasInSync(java.util.Map<Integer, String> state) {
         int online = 0;
         int linked = 0;
-        for (int p : ports) {
-            String info;
-            try {
-                info = cli(p, "INFO", "replication");
-            } catch (IllegalStateException e) {
-                return false;
-            }
+        for (String info : state.values()) {
             if (info.contains("role:master")) {
                 online += count(info, "state=online");
             } else if (info.contains("master_link_status:up")) {
@@ -373,14 +389,6 @@ public final class RedisCluster implements LockServer {
             n++;
         }
         return n;
-    }
-
-    private boolean clusterOk(int port) {
-        try {
-            return cli(port, "CLUSTER", "INFO").contains("cluster_state:ok");
-        } catch (IllegalStateException e) {
-            return false;
-        }
     }
 
     /** Freezes every node (docker pause of the container): connections stay open and nothing answers. */
