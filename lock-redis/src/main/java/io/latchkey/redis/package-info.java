@@ -60,11 +60,13 @@
  * because Redis moves each key whole, with its owner and time to live, and the counter with it. While
  * the slot migrates, the holder's renewal (one key) is served by whichever node has the key, following
  * {@code ASK}, then {@code MOVED} once the slot has moved. A grant or release names two keys; while
- * those sit on different nodes Redis refuses it ({@code TRYAGAIN}) rather than split it, and this backend
- * reports that as a {@link io.latchkey.LockBackendUnavailableException} that names the resharding: try
- * again once the slot has moved; a release refused so expires within the lease. The client reads the
- * cluster's layout every second, so a promoted replica or a moved slot is known within about a second
- * even without a {@code MOVED} answer.
+ * those sit on different nodes Redis refuses it ({@code TRYAGAIN}) rather than split it. An acquire
+ * with a wait tries again until its wait ends, as it does while a restarted primary refuses commands
+ * for its first two seconds ({@code CLUSTERDOWN}) and while the client does not know a promoted
+ * replica yet; what is still refused when the wait ends (at once for {@code tryLock()}) is a
+ * {@link io.latchkey.LockBackendUnavailableException} that names the resharding; a release refused so
+ * expires within the lease. The client reads the cluster's layout every second, so a promoted replica
+ * or a moved slot is known within about a second even without a {@code MOVED} answer.
  *
  * <h2>Failover, restarts and the bounds of each call</h2>
  * A waiter is woken by the release's message on the lock's channel, which Redisson subscribes to again
