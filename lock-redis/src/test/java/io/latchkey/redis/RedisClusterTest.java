@@ -114,12 +114,13 @@ class RedisClusterTest {
             checked.lock(name).lock(TIMEOUT).close(); // both clients know the primary and its replica count
             accepting.lock(name).lock(TIMEOUT).close();
             // the replica stops answering for longer than the replica wait (1 s) and the acquire's bound
-            Duration silence = TIMEOUT.multipliedBy(2);
+            Duration silence = TIMEOUT.multipliedBy(3);
             Thread sleeper = new Thread(() -> cluster.cli(replica, "DEBUG", "SLEEP", String.valueOf(silence.toSeconds())),
                     "test-replica-sleep");
             sleeper.start();
             try {
-                Thread.sleep(100); // lets the DEBUG SLEEP reach the replica; a grant before it is acknowledged and fails the test
+                Awaitility.await("the replica silent").atMost(silence).pollInterval(Duration.ofMillis(50))
+                        .until(() -> !answersPing(replica));
                 assertThatThrownBy(() -> checked.lock(name).tryLock())
                         .as("a grant while the replica is silent").isInstanceOf(LockBackendUnavailableException.class)
                         .hasMessageContaining("no replica acknowledged").hasMessageContaining("checkLockSyncedSlaves=false");
@@ -260,6 +261,17 @@ class RedisClusterTest {
     private static void holdFor(Duration time, AtomicReference<String> phase, String name) throws InterruptedException {
         phase.set(name);
         Thread.sleep(time.toMillis()); // the holder's renewals run meanwhile; the watcher observes its validity
+    }
+
+    /** Whether the node on {@code port} answers a PING within a tenth of the timeout. */
+    private static boolean answersPing(int port) {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+            socket.setSoTimeout((int) TIMEOUT.toMillis() / 10);
+            socket.getOutputStream().write("PING\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            return socket.getInputStream().read() == '+';
+        } catch (java.io.IOException e) {
+            return false;
+        }
     }
 
     private static void migrate(int source, int target, List<String> keys) {
