@@ -71,7 +71,8 @@ final class RedisConfigs {
             case "rediss": {
                 if (uri.hosts().size() != 1) {
                     throw new IllegalArgumentException("lock URI '" + uri.redacted() + "' names " + uri.hosts().size()
-                            + " hosts; " + uri.scheme() + ":// takes one, use redis-sentinel://host1:26379,host2:26379/masterName for sentinels");
+                            + " hosts; " + uri.scheme() + ":// takes one; use redis-sentinel://host1:26379,host2:26379/masterName"
+                            + " for sentinels, redis-cluster://host1:6379,host2:6379 for a Redis Cluster");
                 }
                 if (options.backendOptions().containsKey(NAT_MAP)) {
                     throw new IllegalArgumentException("option '" + NAT_MAP + "' in lock URI '" + uri.redacted()
