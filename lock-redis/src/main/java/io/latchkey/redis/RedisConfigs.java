@@ -31,6 +31,7 @@ import org.redisson.client.RedisNodeNotFoundException;
 import org.redisson.client.RedisTimeoutException;
 import org.redisson.client.RedisWrongPasswordException;
 import org.redisson.config.BaseConfig;
+import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
 import org.redisson.config.ReadMode;
 import org.redisson.config.SentinelServersConfig;
@@ -45,6 +46,9 @@ final class RedisConfigs {
     static final String NAT_MAP = "natMap";
     static final String CHECK_SYNCED_REPLICAS = "checkLockSyncedSlaves";
     static final String SSL_TRUSTSTORE = "sslTruststore";
+
+    /** How often a cluster client asks for the cluster's topology ({@code CLUSTER NODES}). */
+    static final int CLUSTER_SCAN_MILLIS = 1000;
 
     private RedisConfigs() {
     }
@@ -67,11 +71,12 @@ final class RedisConfigs {
             case "rediss": {
                 if (uri.hosts().size() != 1) {
                     throw new IllegalArgumentException("lock URI '" + uri.redacted() + "' names " + uri.hosts().size()
-                            + " hosts; " + uri.scheme() + ":// takes one, use redis-sentinel://host1:26379,host2:26379/masterName for sentinels");
+                            + " hosts; " + uri.scheme() + ":// takes one; use redis-sentinel://host1:26379,host2:26379/masterName"
+                            + " for sentinels, redis-cluster://host1:6379,host2:6379 for a Redis Cluster");
                 }
                 if (options.backendOptions().containsKey(NAT_MAP)) {
                     throw new IllegalArgumentException("option '" + NAT_MAP + "' in lock URI '" + uri.redacted()
-                            + "' applies to redis-sentinel:// only");
+                            + "' applies to redis-sentinel:// and redis-cluster:// only");
                 }
                 SingleServerConfig single = config.useSingleServer()
                         .setAddress(uri.scheme() + "://" + uri.hosts().get(0))
@@ -110,15 +115,45 @@ final class RedisConfigs {
                 servers = sentinel;
                 break;
             }
+            case "redis-cluster":
+            case "rediss-cluster": {
+                String path = uri.path().startsWith("/") ? uri.path().substring(1) : uri.path();
+                if (!path.isEmpty()) {
+                    throw new IllegalArgumentException("lock URI '" + uri.redacted() + "' has the path '/" + path + "', but a"
+                            + " Redis Cluster has database 0 only; write " + uri.scheme() + "://host1:6379,host2:6379 without a path");
+                }
+                String scheme = uri.scheme().equals("rediss-cluster") ? "rediss://" : "redis://";
+                ClusterServersConfig cluster = config.useClusterServers()
+                        // Locks are written and read on the primaries only; replicas are not needed for reads.
+                        .setReadMode(ReadMode.MASTER)
+                        // A failover or a resharding is learnt from the next scan (or a MOVED answer): scan
+                        // often, so that a promoted replica serves the lock soon after it was elected.
+                        .setScanInterval(CLUSTER_SCAN_MILLIS)
+                        .setMasterConnectionMinimumIdleSize(1)
+                        .setMasterConnectionPoolSize(16)
+                        .setSlaveConnectionMinimumIdleSize(1)
+                        .setSubscriptionConnectionMinimumIdleSize(1)
+                        .setSubscriptionConnectionPoolSize(8);
+                for (LockUri.HostAndPort host : uri.hosts()) {
+                    cluster.addNodeAddress(scheme + host);
+                }
+                String nat = options.backendOption(NAT_MAP, null);
+                if (nat != null) {
+                    cluster.setNatMapper(natMapper(nat, uri));
+                }
+                servers = cluster;
+                break;
+            }
             default:
                 throw new IllegalArgumentException("the Redis backend does not serve scheme '" + uri.scheme()
-                        + "' of lock URI '" + uri.redacted() + "'; use redis://, rediss:// or redis-sentinel://");
+                        + "' of lock URI '" + uri.redacted() + "'; use redis://, rediss://, redis-sentinel://,"
+                        + " redis-cluster:// or rediss-cluster://");
         }
         String truststore = options.backendOption(SSL_TRUSTSTORE, null);
         if (truststore != null) {
-            if (!uri.scheme().equals("rediss")) {
+            if (!uri.scheme().equals("rediss") && !uri.scheme().equals("rediss-cluster")) {
                 throw new IllegalArgumentException("option '" + SSL_TRUSTSTORE + "' in lock URI '" + uri.redacted()
-                        + "' applies to rediss:// only");
+                        + "' applies to rediss:// and rediss-cluster:// only");
             }
             trust(servers, truststore, uri);
         }
@@ -132,6 +167,9 @@ final class RedisConfigs {
         // most of the timeout fits the bound of connect, and leaves a cold JVM's first handshake (class
         // loading inside Redisson's timer) time enough. Our own calls wait on their own bounds and are
         // retried by the caller, so Redisson's retries of commands are not needed either.
+        // A cluster client tries its seed nodes one after another until one answers, each within the
+        // connect timeout: a refused or unresolvable seed fails at once, a silent one costs the attempt's
+        // time, and the connect of RedisLockProvider gives up one timeout after the first seed was tried.
         servers.setTimeout(timeoutMs)
                 .setConnectTimeout(Math.max(1, timeoutMs * 4 / 5))
                 .setRetryAttempts(0)
@@ -282,6 +320,24 @@ final class RedisConfigs {
                         + " is down, restarting or unreachable; check that it is up and reachable", e);
             }
             return didNotAnswer(lockName, where, action, timeout, e);
+        }
+        if (cause(e, org.redisson.command.NoSyncedSlavesException.class) != null) {
+            return new LockBackendUnavailableException(lockName, "no replica acknowledged the grant " + action + " (" + where
+                    + ") within the replica wait (the smaller of 1 s and the timeout option), so it was undone: a failover"
+                    + " could lose it; check the primary's replicas (INFO replication), or set " + CHECK_SYNCED_REPLICAS
+                    + "=false to accept grants no replica has", e);
+        }
+        if (cause(e, org.redisson.client.RedisTryAgainException.class) != null) {
+            // TRYAGAIN: the slot is being migrated and the script's keys are split between two nodes for now
+            return new LockBackendUnavailableException(lockName, "the Redis Cluster is moving the hash slot of the lock's"
+                    + " keys to another node (resharding) and refused the command " + action + " (" + where + ") until"
+                    + " the move completes (Redis answered TRYAGAIN); try again once the slot has moved", e);
+        }
+        if (cause(e, org.redisson.client.RedisClusterDownException.class) != null
+                || cause(e, org.redisson.client.RedisMasterDownException.class) != null) {
+            return new LockBackendUnavailableException(lockName, "the Redis Cluster does not serve the lock's hash slot "
+                    + action + " (" + where + "): " + clean(e.getMessage()).split("\\. channel:")[0]
+                    + "; a failover may be under way, try again", e);
         }
         if (cause(e, RedisConnectionException.class) != null || cause(e, RedisNodeNotFoundException.class) != null
                 || cause(e, java.io.IOException.class) != null || cause(e, io.netty.channel.ChannelException.class) != null

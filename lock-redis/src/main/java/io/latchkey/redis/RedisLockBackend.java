@@ -79,7 +79,7 @@ final class RedisLockBackend implements LockBackend {
      * hash tag. It outlives the lock on purpose: it is the record of what ran.
      */
     String slotKey(String lockName) {
-        return "latchkey_slot:{" + key(lockName) + "}";
+        return RedisKeys.slotKey(key(lockName), cluster);
     }
 
     private final RedissonClient redisson;
@@ -91,6 +91,8 @@ final class RedisLockBackend implements LockBackend {
     private final long leaseMillis;
     private final long checkPeriodMillis;
     private final ScheduledThreadPoolExecutor checker;
+    /** On a Redis Cluster a lock key with a brace gets a hash tag of its own; see {@link RedisKeys}. */
+    private final boolean cluster;
 
     RedisLockBackend(RedissonClient redisson, boolean ownsClient, LockOptions options, String server) {
         if (!(redisson instanceof Redisson)) {
@@ -100,6 +102,7 @@ final class RedisLockBackend implements LockBackend {
         }
         this.redisson = redisson;
         this.commands = ((Redisson) redisson).getCommandExecutor();
+        this.cluster = redisson.getConfig().isClusterConfig();
         this.ownsClient = ownsClient;
         this.prefix = (options.namespace() == null ? DEFAULT_NAMESPACE : options.namespace()) + ":";
         this.timeout = options.timeout();
@@ -124,7 +127,7 @@ final class RedisLockBackend implements LockBackend {
     }
 
     String key(String lockName) {
-        return prefix + lockName;
+        return RedisKeys.lockKey(prefix, lockName, cluster);
     }
 
     @Override

@@ -2,12 +2,17 @@ package io.latchkey.redis;
 
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
+import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.DaemonThreads;
+import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LockBackend;
+import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockProviderFactory;
 import io.latchkey.spi.LockUri;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
@@ -15,30 +20,41 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.NettyHook;
 import org.redisson.config.Config;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The Redis provider of Latchkey: {@code redis://}, {@code rediss://} (TLS) and {@code redis-sentinel://}
- * URIs, served by Redisson; also the entry point for an application that has its own
- * {@link RedissonClient}.
+ * The Redis provider of Latchkey: {@code redis://}, {@code rediss://} (TLS), {@code redis-sentinel://},
+ * {@code redis-cluster://} and {@code rediss-cluster://} (TLS) URIs, served by Redisson; also the entry
+ * point for an application that has its own {@link RedissonClient}, of any of these kinds.
  *
  * <p>URIs: {@code redis://[user:password@]host[:6379][/database]},
  * {@code rediss://...} likewise over TLS (trusting the JVM's default trust store, or what the
  * {@code sslTruststore} option names: a PEM file of CA certificates, or a PKCS12 or JKS truststore
  * without password as a file path or URL), and
  * {@code redis-sentinel://[user:password@]host1[:26379],host2[:26379]/masterName[/database]}, where the
- * credentials are those of the Redis nodes. Besides the shared options ({@code lease},
+ * credentials are those of the Redis nodes, and
+ * {@code redis-cluster://[user:password@]host1[:6379],host2[:6379],...} (or {@code rediss-cluster://}
+ * over TLS, with {@code sslTruststore} as for {@code rediss://}): seed nodes of a Redis Cluster, from
+ * which the client learns every primary and follows failovers and reshardings; a cluster has database
+ * 0 only, so the URI has no path. Besides the shared options ({@code lease},
  * {@code safetyMargin}, {@code timeout}, {@code namespace}, which is the key prefix, {@code latchkey} by
  * default) it understands {@code checkLockSyncedSlaves} ({@code true} by default: an acquire fails
- * unless a replica acknowledged it, when the primary has replicas) and {@code natMap}
- * ({@code redis-sentinel://} only: {@code reportedHost:port=reachableHost:port,...}, for sentinels that
- * report addresses the client cannot reach, as behind NAT or in containers).
+ * unless a replica acknowledged it, when the primary has replicas; on a cluster, a replica of the
+ * primary that serves the lock's hash slot) and {@code natMap} ({@code redis-sentinel://} and
+ * {@code redis-cluster://} only: {@code reportedHost:port=reachableHost:port,...}, for sentinels or
+ * cluster nodes that report addresses the client cannot reach, as behind NAT or in containers).
  *
  * <p>Thread-safety: stateless; {@link #connect} and {@link #client} may be called from any thread.
  */
 public final class RedisLockProvider implements LockProviderFactory {
+
+    private static final Logger log = LoggerFactory.getLogger(RedisLockProvider.class);
 
     /**
      * The shortest lease this backend accepts: 100 ms. The lease is renewed every
@@ -53,6 +69,7 @@ public final class RedisLockProvider implements LockProviderFactory {
 
     /** What the connect backstop allows for the client's own start-up, beyond the timeout. */
     private static final Duration STARTUP_ALLOWANCE = Duration.ofSeconds(5);
+    private static final Duration POLL = Duration.ofMillis(20);
 
     /** Creates the provider; nothing happens until {@link #connect}. */
     public RedisLockProvider() {
@@ -65,7 +82,10 @@ public final class RedisLockProvider implements LockProviderFactory {
      * lock keys, renewed by this library every {@code (lease - safetyMargin) / 3} (locks are taken with
      * an explicit lease time, so Redisson's watchdog and its {@code lockWatchdogTimeout} play no part);
      * {@code safetyMargin} shortens the validity; {@code timeout} bounds each round trip of this
-     * library on top of the client's own timeouts; {@code namespace} is the key prefix.
+     * library on top of the client's own timeouts; {@code namespace} is the key prefix. A client of a
+     * Redis Cluster ({@code useClusterServers()}) gets the cluster's key mapping (see the package
+     * documentation); its {@code scanInterval} is the application's, and a short one (a second) lets a
+     * lock follow a failover sooner.
      *
      * @throws IllegalArgumentException if an option is unknown or the lease is too short (see {@link #MINIMUM_LEASE})
      */
@@ -74,7 +94,7 @@ public final class RedisLockProvider implements LockProviderFactory {
         String where = "the application's Redisson client";
         LockClients.checkOptions(new RedisLockProvider(), options, where);
         checkLease(options, where);
-        RedisLockBackend backend = new RedisLockBackend(redisson, false, options, where);
+        LockBackend backend = clusterAware(redisson, new RedisLockBackend(redisson, false, options, where));
         return LockClients.of("redis", backend, options);
     }
 
@@ -95,7 +115,7 @@ public final class RedisLockProvider implements LockProviderFactory {
 
     @Override
     public Set<String> schemes() {
-        return Set.of("redis", "rediss", "redis-sentinel");
+        return Set.of("redis", "rediss", "redis-sentinel", "redis-cluster", "rediss-cluster");
     }
 
     @Override
@@ -114,7 +134,68 @@ public final class RedisLockProvider implements LockProviderFactory {
         checkLease(options, "lock URI '" + where + "'");
         Config config = RedisConfigs.build(uri, options);
         RedissonClient redisson = create(config, options.timeout(), where);
-        return new RedisLockBackend(redisson, true, options, where);
+        return clusterAware(redisson, new RedisLockBackend(redisson, true, options, where));
+    }
+
+    /** On a Redis Cluster, the backend with {@link ClusterRetries}; elsewhere the backend itself. */
+    private static LockBackend clusterAware(RedissonClient redisson, LockBackend backend) {
+        return redisson.getConfig().isClusterConfig() ? new ClusterRetries(backend) : backend;
+    }
+
+    /**
+     * An acquire on a Redis Cluster tried again, within the caller's wait, when the cluster answered
+     * that it cannot serve the lock's slot for the moment: a primary that restarted refuses commands
+     * ({@code CLUSTERDOWN}) for its first two seconds, a slot whose keys are split by a resharding is
+     * refused ({@code TRYAGAIN}), and after a failover the client sends to the old primary until its next
+     * look at the cluster's layout, and a {@code MOVED} to the promoted replica names a node it does not
+     * know yet. Each is over within about a second; a waiter would otherwise fail at once, where a
+     * single server's waiter keeps waiting for its connection. A grant that failed so never holds the
+     * lock: the acquire undoes what it may have written before it throws.
+     */
+    private static final class ClusterRetries implements LockBackend {
+        private static final Duration PAUSE = Duration.ofMillis(100);
+        private final LockBackend backend;
+
+        ClusterRetries(LockBackend backend) {
+            this.backend = backend;
+        }
+
+        @Override
+        public String describe(String lockName) {
+            return backend.describe(lockName);
+        }
+
+        @Override
+        public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+            while (true) {
+                try {
+                    return backend.acquire(lockName, deadline, evidence);
+                } catch (io.latchkey.LockBackendUnavailableException e) {
+                    if (!transientInCluster(e) || deadline.remainingNanos() <= PAUSE.toNanos()) {
+                        throw e;
+                    }
+                    log.debug("lock '{}' ({}): the cluster cannot serve its slot for the moment, trying again: {}",
+                            lockName, describe(lockName), e.getMessage());
+                    Thread.sleep(PAUSE.toMillis()); // the pace of retries; each attempt has its own bound
+                }
+            }
+        }
+
+        private static boolean transientInCluster(Throwable e) {
+            for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+                if (t instanceof org.redisson.client.RedisClusterDownException
+                        || t instanceof org.redisson.client.RedisTryAgainException
+                        || t instanceof org.redisson.client.RedisNodeNotFoundException) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        @Override
+        public void close() {
+            backend.close();
+        }
     }
 
     /**
@@ -122,10 +203,26 @@ public final class RedisLockProvider implements LockProviderFactory {
      * their timers start when Redisson opens its connections, so the client's own start-up (class
      * loading, event loops: seconds in a cold JVM on a busy machine) is not charged to the server. This
      * guard is only a backstop for whatever Redisson might do outside those timers, at twice the timeout
-     * plus {@link #STARTUP_ALLOWANCE}; it shuts down a client that connects only after we gave up.
+     * plus {@link #STARTUP_ALLOWANCE}, and for a cluster one timeout after its first connection began (its
+     * seeds are tried one after another); it shuts down a client that connects only after we gave up.
      */
     private static RedissonClient create(Config config, Duration timeout, String where) {
         CompletableFuture<RedissonClient> created = new CompletableFuture<>();
+        // A cluster client tries its seeds one after another, each within the connect timeout: the
+        // connect ends one timeout after its first connection began, wherever Redisson is in its seed list.
+        AtomicLong firstConnectionAt = new AtomicLong();
+        if (config.isClusterConfig()) {
+            config.setNettyHook(new NettyHook() {
+                @Override
+                public void afterBoostrapInitialization(Bootstrap bootstrap) {
+                }
+
+                @Override
+                public void afterChannelInitialization(Channel channel) {
+                    firstConnectionAt.compareAndSet(0, System.nanoTime() | 1);
+                }
+            });
+        }
         Thread connecting = DaemonThreads.factory("latchkey-redis-connect").newThread(() -> {
             try {
                 RedissonClient client = Redisson.create(config);
@@ -137,8 +234,22 @@ public final class RedisLockProvider implements LockProviderFactory {
             }
         });
         connecting.start();
+        long backstop = System.nanoTime() + timeout.multipliedBy(2).plus(STARTUP_ALLOWANCE).toNanos();
         try {
-            return created.get(timeout.multipliedBy(2).plus(STARTUP_ALLOWANCE).toNanos(), TimeUnit.NANOSECONDS);
+            while (true) {
+                long first = firstConnectionAt.get();
+                long until = first == 0 ? backstop : Math.min(backstop, first + timeout.toNanos());
+                long left = until - System.nanoTime();
+                if (left <= 0) {
+                    throw new TimeoutException();
+                }
+                try {
+                    // polled, as the first connection's time is learnt while waiting
+                    return created.get(Math.min(left, POLL.toNanos()), TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    // not yet
+                }
+            }
         } catch (TimeoutException e) {
             if (created.completeExceptionally(e)) {
                 throw RedisConfigs.didNotAnswer(null, where, "while connecting", timeout, e);

@@ -2,8 +2,9 @@
  * The Redis backend of Latchkey: its own grant, release and renewal scripts, run through Redisson, on
  * the keys of Redisson's fenced lock ({@code RFencedLock}).
  *
- * <p>Connect with {@code redis://[user:password@]host[:6379][/database]}, {@code rediss://...} (TLS) or
- * {@code redis-sentinel://[user:password@]host1[:26379],host2[:26379]/masterName[/database]}, or hand
+ * <p>Connect with {@code redis://[user:password@]host[:6379][/database]}, {@code rediss://...} (TLS),
+ * {@code redis-sentinel://[user:password@]host1[:26379],host2[:26379]/masterName[/database]} or
+ * {@code redis-cluster://[user:password@]host1[:6379],host2[:6379],...} ({@code rediss-cluster://} over TLS), or hand
  * an existing {@code RedissonClient} to {@link io.latchkey.redis.RedisLockProvider#client}. Options and
  * their defaults are listed on {@link io.latchkey.redis.RedisLockProvider}.
  *
@@ -71,6 +72,28 @@
  * would take writes from both. Where that matters run one replica with {@code checkLockSyncedSlaves=true},
  * or a single primary with an fsynced append-only file that restarts instead of failing over.
  *
+ * <h2>Redis Cluster</h2>
+ * A lock lives on the primary that serves its key's hash slot, and everything said above of a primary
+ * and its replicas holds for that primary and its replicas: the {@code WAIT} after a grant goes to it
+ * and counts its replicas, and its loss is a failover like Sentinel's, with the same gap. A cluster
+ * runs a script only if all its keys share one slot; the lock key, its token counter
+ * ({@code redisson_lock_token:{<lock key>}}), its release channel and its slot record do, through the
+ * hash tag Redisson puts around the lock key. A lock key that holds a brace of its own would break
+ * that tag, so on a cluster it gets one in front: {@code {<16 hex digits of its SHA-256>}<namespace>:<name>}
+ * (names without braces keep their keys; outside a cluster no key changes).
+ *
+ * <p>Resharding: a lock whose slot moves to another primary while it is held keeps its guarantees,
+ * because Redis moves each key whole, with its owner and time to live, and the counter with it. While
+ * the slot migrates, the holder's renewal (one key) is served by whichever node has the key, following
+ * {@code ASK}, then {@code MOVED} once the slot has moved. A grant or release names two keys; while
+ * those sit on different nodes Redis refuses it ({@code TRYAGAIN}) rather than split it. An acquire
+ * with a wait tries again until its wait ends, as it does while a restarted primary refuses commands
+ * for its first two seconds ({@code CLUSTERDOWN}) and while the client does not know a promoted
+ * replica yet; what is still refused when the wait ends (at once for {@code tryLock()}) is a
+ * {@link io.latchkey.LockBackendUnavailableException} that names the resharding; a release refused so
+ * expires within the lease. The client reads the cluster's layout every second, so a promoted replica
+ * or a moved slot is known within about a second even without a {@code MOVED} answer.
+ *
  * <h2>Failover, restarts and the bounds of each call</h2>
  * A waiter is woken by the release's message on the lock's wake channel, which Redisson subscribes to
  * again after a reconnect (tested across a restart by {@code RedisEdgesTest}; the queue survives a
@@ -81,7 +104,7 @@
  * {@link io.latchkey.LockBackendUnavailableException} within {@code timeout} for connect and
  * {@code wait + timeout} for an acquire; a release or renewal gets {@code timeout}.
  *
- * <p>Sentinels report node addresses as they see them; clients behind NAT or outside a container
- * network map them with the {@code natMap} option.
+ * <p>Sentinels and cluster nodes report node addresses as they see them; clients behind NAT or outside
+ * a container network map them with the {@code natMap} option.
  */
 package io.latchkey.redis;

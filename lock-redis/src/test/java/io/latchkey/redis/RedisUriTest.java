@@ -52,10 +52,10 @@ class RedisUriTest {
         "redis-sentinel://s1:26379               | needs the master name",
         "redis-sentinel://s1:26379/m/1/x         | needs the master name",
         "redis-sentinel://s1/m?natMap=nonsense   | bad entry 'nonsense' in option 'natMap'",
-        "redis://h?natMap=10.0.0.1:6379=localhost:1 | applies to redis-sentinel:// only",
+        "redis://h?natMap=10.0.0.1:6379=localhost:1 | applies to redis-sentinel:// and redis-cluster:// only",
         "redis://h?checkLockSyncedSlaves=maybe   | must be true or false",
         "redis://h?readMode=SLAVE                | unknown option 'readMode'",
-        "redis://h?sslTruststore=file:/x.p12     | applies to rediss:// only",
+        "redis://h?sslTruststore=file:/x.p12     | applies to rediss:// and rediss-cluster:// only",
         "rediss://h?sslTruststore=no/such/file.p12 | 'no/such/file.p12', which does not exist",
     })
     void bad_redis_uris_are_refused_before_connecting_with_a_message_naming_the_fault(String uri, String message) {
@@ -72,9 +72,12 @@ class RedisUriTest {
     }
 
     @Test
-    void the_provider_serves_three_schemes_with_their_default_ports() {
+    void the_provider_serves_five_schemes_with_their_default_ports() {
         RedisLockProvider provider = new RedisLockProvider();
-        assertThat(provider.schemes()).containsExactlyInAnyOrder("redis", "rediss", "redis-sentinel");
+        assertThat(provider.schemes()).containsExactlyInAnyOrder("redis", "rediss", "redis-sentinel", "redis-cluster",
+                "rediss-cluster");
+        assertThat(provider.defaultPort("redis-cluster")).isEqualTo(6379);
+        assertThat(provider.defaultPort("rediss-cluster")).isEqualTo(6379);
         assertThat(provider.defaultPort("redis")).isEqualTo(6379);
         assertThat(provider.defaultPort("rediss")).isEqualTo(6379);
         assertThat(provider.defaultPort("redis-sentinel")).isEqualTo(26379);
