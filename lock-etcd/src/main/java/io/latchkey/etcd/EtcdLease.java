@@ -19,7 +19,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,7 +49,7 @@ final class EtcdLease implements BackendLease {
     private LeaseEvidence evidence; // guarded by this
     private String failure; // guarded by this
     private Throwable failureCause; // guarded by this
-    private CountDownLatch wake; // guarded by this
+    private Runnable wake; // guarded by this
     private long slotWrittenAt; // guarded by this: the revision of this grant's last slot record, 0 if none
 
     EtcdLease(EtcdLockBackend backend, String lockName, ByteSequence key, EtcdSession session) {
@@ -102,7 +101,7 @@ final class EtcdLease implements BackendLease {
             failure = reason;
             failureCause = cause;
             if (wake != null) {
-                wake.countDown();
+                wake.run();
             }
             target = evidence;
         }
@@ -140,11 +139,11 @@ final class EtcdLease implements BackendLease {
         }
     }
 
-    /** Counts {@code latch} down if the session ends while it is set. */
-    synchronized void wakeOnLoss(CountDownLatch latch) {
-        wake = latch;
-        if (latch != null && failure != null) {
-            latch.countDown();
+    /** Runs {@code wakeUp} (which must not block) if the session ends while it is set, or has ended. */
+    synchronized void wakeOnLoss(Runnable wakeUp) {
+        wake = wakeUp;
+        if (wakeUp != null && failure != null) {
+            wakeUp.run();
         }
     }
 

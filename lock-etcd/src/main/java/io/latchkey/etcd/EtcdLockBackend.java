@@ -2,7 +2,6 @@ package io.latchkey.etcd;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.options.GetOption;
 import io.latchkey.LockBackendUnavailableException;
@@ -40,8 +39,10 @@ import org.slf4j.LoggerFactory;
  *   <li>Acquire: one transaction that puts the key if it is absent and, in the same transaction, reads
  *       the newest two keys of the queue: this one and the key before it, if any. One RPC and one Raft
  *       commit; a free lock needs nothing else, a held one tells its predecessor without another round
- *       trip. A waiter then watches the predecessor and, after each event, re-reads in one read-only
- *       transaction (no Raft commit) that requires its own key to still have its create revision.</li>
+ *       trip. A waiter then watches the predecessor from the revision just after that read (a watch
+ *       of the future, which etcd serves at once, not a catching-up one served every 100 ms, see
+ *       {@link EtcdQueue#awaitTurn}) and, after each event, re-reads in one read-only transaction (no
+ *       Raft commit) that requires its own key to still have its create revision.</li>
  *   <li>Release: one transaction that deletes the key if it still has the grant's create revision.
  *       One RPC, one Raft commit; the lease stays for the client's other keys.</li>
  *   <li>So an uncontended lock+unlock is two RPCs and two Raft commits, plus the client's keepalive
@@ -230,7 +231,7 @@ final class EtcdLockBackend implements LockBackend {
         boolean handedOut = false;
         boolean unreachable = false;
         try {
-            KeyValue predecessor = queue.enqueue(lockName, lease);
+            EtcdQueue.Ahead predecessor = queue.enqueue(lockName, lease);
             if (predecessor != null && !queue.awaitTurn(lockName, lease, predecessor, deadline)) {
                 return null;
             }

@@ -16,7 +16,8 @@ import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.spi.Deadline;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -38,7 +39,7 @@ final class EtcdQueue {
      * commit; a free lock needs no other request. etcd refuses the put if the lease no longer exists
      * ("requested lease not found"), so a key is never bound to a lease that etcd has already revoked.
      */
-    KeyValue enqueue(String lockName, EtcdLease lease) throws InterruptedException {
+    Ahead enqueue(String lockName, EtcdLease lease) throws InterruptedException {
         ByteSequence key = lease.key();
         // the newest two keys of the queue: this one (the transaction's own put is the newest) and its predecessor
         GetOption lastTwo = GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
@@ -70,7 +71,18 @@ final class EtcdQueue {
         long revision = r.getHeader().getRevision();
         lease.revision(revision);
         List<KeyValue> newest = r.getGetResponses().get(0).getKvs();
-        return newest.size() < 2 ? null : newest.get(1);
+        return newest.size() < 2 ? null : new Ahead(newest.get(1), revision);
+    }
+
+    /** The key queued just before a contender's, and the revision at which a read found it there. */
+    static final class Ahead {
+        final KeyValue key;
+        final long seenAt;
+
+        Ahead(KeyValue key, long seenAt) {
+            this.key = key;
+            this.seenAt = seenAt;
+        }
     }
 
     /** etcd refused to bind a key to the client's lease: it expired or was revoked, so a new one is needed. */
@@ -89,7 +101,7 @@ final class EtcdQueue {
      *
      * @return the predecessor, or null if this contender holds the lock now
      */
-    private KeyValue predecessor(String lockName, EtcdLease lease) throws InterruptedException {
+    private Ahead predecessor(String lockName, EtcdLease lease) throws InterruptedException {
         GetOption before = GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
                 .withSortOrder(GetOption.SortOrder.DESCEND).withMaxCreateRevision(lease.fencingToken() - 1).withLimit(1)
                 .withKeysOnly(true).build();
@@ -104,43 +116,75 @@ final class EtcdQueue {
                     + " granted, try again", null);
         }
         List<KeyValue> kvs = r.getGetResponses().get(0).getKvs();
-        return kvs.isEmpty() ? null : kvs.get(0);
+        return kvs.isEmpty() ? null : new Ahead(kvs.get(0), r.getHeader().getRevision());
     }
 
     /**
      * Waits until no key of the lock has a lower create revision than this contender's, watching only
      * the key just before it (no herd).
      *
+     * <p>The watch starts at the revision just after the read that showed the predecessor alive, so a
+     * delete in between is never missed, and it is then, in the common case, a watch of the future:
+     * etcd sends it every event at once. A watch that starts at a revision etcd has already passed is
+     * a catching-up ("unsynced") watch instead, which etcd serves only from a loop that runs every
+     * 100 ms: starting at the predecessor's own mod revision, long past, made every hand-over to a
+     * freshly queued waiter wait up to 100 ms for that loop. When etcd has moved on by the time the
+     * watch is created (its created notice carries a later revision: the predecessor's delete, or any
+     * other write), the predecessor is read again at once, so a delete in that gap is seen without
+     * waiting for the catching-up watch.
+     *
      * @return false if the deadline passed first
      */
-    boolean awaitTurn(String lockName, EtcdLease lease, KeyValue predecessor, Deadline deadline)
+    boolean awaitTurn(String lockName, EtcdLease lease, Ahead predecessor, Deadline deadline)
             throws InterruptedException {
         Watch watch = backend.client().getWatchClient();
-        KeyValue before = predecessor;
+        Ahead before = predecessor;
         while (before != null) {
             lease.ensureAlive();
             if (deadline.hasPassed()) {
                 return false;
             }
-            CountDownLatch changed = new CountDownLatch(1);
-            lease.wakeOnLoss(changed);
-            // from the revision that showed the predecessor alive, so a delete in between is not missed
-            WatchOption deletes = WatchOption.builder().withRevision(before.getModRevision() + 1).withNoPut(true).build();
-            try (Watch.Watcher ignored = watch.watch(before.getKey(), deletes, Watch.listener(
+            long seenAt = before.seenAt;
+            BlockingQueue<Boolean> signals = new LinkedBlockingQueue<>(); // TRUE: re-read; FALSE: etcd moved on
+            lease.wakeOnLoss(() -> signals.offer(Boolean.TRUE));
+            WatchOption deletes = WatchOption.builder().withRevision(seenAt + 1).withNoPut(true)
+                    .withCreateNotify(true).build();
+            Ahead next = null;
+            boolean reread = true;
+            try (Watch.Watcher ignored = watch.watch(before.key.getKey(), deletes, Watch.listener(
                     response -> {
-                        if (response.getEvents().stream().anyMatch(e -> e.getEventType() == WatchEvent.EventType.DELETE)) {
-                            changed.countDown();
+                        if (response.isCreatedNotify()) {
+                            if (response.getHeader().getRevision() > seenAt) {
+                                signals.offer(Boolean.FALSE);
+                            }
+                        } else if (response.getEvents().stream()
+                                .anyMatch(e -> e.getEventType() == WatchEvent.EventType.DELETE)) {
+                            signals.offer(Boolean.TRUE);
                         }
                     },
-                    error -> changed.countDown(), // re-read instead of trusting a broken watch
-                    changed::countDown))) {
-                // the watch is a shortcut: re-reading every timeout also covers a watch that went quiet
-                changed.await(Math.min(deadline.remainingNanos(), backend.timeout().toNanos()), TimeUnit.NANOSECONDS);
+                    error -> signals.offer(Boolean.TRUE), // re-read instead of trusting a broken watch
+                    () -> signals.offer(Boolean.TRUE)))) {
+                while (true) {
+                    // the watch is a shortcut: re-reading every timeout also covers a watch that went quiet
+                    Boolean signal = signals.poll(Math.min(deadline.remainingNanos(), backend.timeout().toNanos()),
+                            TimeUnit.NANOSECONDS);
+                    if (signal == null || signal) {
+                        break;
+                    }
+                    // etcd moved past the read before the watch was created: read again now, not when it catches up
+                    lease.ensureAlive();
+                    next = predecessor(lockName, lease);
+                    if (next == null || !next.key.getKey().equals(before.key.getKey())) {
+                        reread = false; // the predecessor is gone already
+                        break;
+                    }
+                    // still there: its delete comes at a later revision, which this watch reports
+                }
             } finally {
                 lease.wakeOnLoss(null);
             }
             lease.ensureAlive();
-            before = predecessor(lockName, lease);
+            before = reread ? predecessor(lockName, lease) : next;
         }
         return true;
     }
