@@ -85,8 +85,10 @@
  * <p>Resharding: a lock whose slot moves to another primary while it is held keeps its guarantees,
  * because Redis moves each key whole, with its owner and time to live, and the counter with it. While
  * the slot migrates, the holder's renewal (one key) is served by whichever node has the key, following
- * {@code ASK}, then {@code MOVED} once the slot has moved. A grant or release names two keys; while
- * those sit on different nodes Redis refuses it ({@code TRYAGAIN}) rather than split it. An acquire
+ * {@code ASK}, then {@code MOVED} once the slot has moved. A grant or release names several keys (the
+ * lock key, its counter, its waiters); while the slot migrates and one of them is not on the node asked,
+ * because it sits on the other node or does not exist yet (the waiters of a lock nobody waited for),
+ * Redis refuses the script ({@code TRYAGAIN}) rather than split it. An acquire
  * with a wait tries again until its wait ends, as it does while a restarted primary refuses commands
  * for its first two seconds ({@code CLUSTERDOWN}) and while the client does not know a promoted
  * replica yet; what is still refused when the wait ends (at once for {@code tryLock()}) is a
