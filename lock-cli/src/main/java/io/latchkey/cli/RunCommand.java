@@ -169,6 +169,19 @@ final class RunCommand implements Callable<Integer> {
         pb.environment().put("LATCHKEY_LOCK", name);
         pb.environment().put("LATCHKEY_FENCING_TOKEN", Long.toString(lease.fencingToken()));
         pb.environment().put(Backends.URI_VARIABLE, Backends.redact(Backends.chosen(uri)));
+        // The watchdog starts before the command, so that no kill -9 of this JVM can fall between the
+        // command's start and its guard's; it learns the command's pid from the first line of its pipe.
+        Process watchdog = watchdog();
+        try {
+            return runGuarded(lease, pb, watchdog);
+        } finally {
+            if (watchdog != null) {
+                watchdog.destroyForcibly(); // the command is over: nothing left to guard, and its pid may be reused
+            }
+        }
+    }
+
+    private int runGuarded(Lease lease, ProcessBuilder pb, Process watchdog) {
         Process started;
         synchronized (guard) {
             if (pendingSignal != null) {
@@ -184,7 +197,7 @@ final class RunCommand implements Callable<Integer> {
             }
             child = started;
         }
-        Process watchdog = watchdog(started.pid());
+        guard(watchdog, started.pid());
         ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "latchkey-run-watch");
             t.setDaemon(true);
@@ -208,23 +221,21 @@ final class RunCommand implements Callable<Integer> {
             return ExitCodes.LOCK_LOST;
         } finally {
             timer.shutdownNow();
-            if (watchdog != null) {
-                watchdog.destroyForcibly(); // the command is over: nothing left to guard, and its pid may be reused
-            }
         }
     }
 
     /**
      * A small shell process that stops the command if this JVM dies without saying goodbye (kill -9,
-     * an OOM kill): it reads a pipe only this JVM writes to, and when the kernel closes that pipe it
-     * sends the command SIGTERM, then SIGKILL after the grace. It ignores SIGINT and SIGHUP so that a
-     * Ctrl-C in the terminal does not take it away. Null if no {@code sh} can be started; then such a
-     * command keeps running once its lease has expired, as the README says.
+     * an OOM kill): it reads a pipe only this JVM writes to, the command's pid first ({@link #guard}),
+     * and when the kernel closes that pipe it sends the command SIGTERM, then SIGKILL after the grace;
+     * if the pipe closes before a pid came, no command was started and it just ends. It ignores SIGINT
+     * and SIGHUP so that a Ctrl-C in the terminal does not take it away. Null if no {@code sh} can be
+     * started; then such a command keeps running once its lease has expired, as the README says.
      */
-    private Process watchdog(long pid) {
+    private Process watchdog() {
         long graceSeconds = Math.max(1, (killGrace.toMillis() + 999) / 1000);
-        String script = "trap '' INT HUP; while read -r _; do :; done; kill -TERM " + pid + " 2>/dev/null; sleep "
-                + graceSeconds + "; kill -KILL " + pid + " 2>/dev/null";
+        String script = "trap '' INT HUP; read -r pid || exit 0; while read -r _; do :; done;"
+                + " kill -TERM \"$pid\" 2>/dev/null; sleep " + graceSeconds + "; kill -KILL \"$pid\" 2>/dev/null";
         try {
             return new ProcessBuilder("sh", "-c", script).redirectOutput(ProcessBuilder.Redirect.DISCARD)
                     .redirectError(ProcessBuilder.Redirect.DISCARD).start();
@@ -232,6 +243,20 @@ final class RunCommand implements Callable<Integer> {
             err.println("latchkey: cannot start the watchdog that stops '" + command.get(0) + "' if latchkey is killed: "
                     + e.getMessage());
             return null;
+        }
+    }
+
+    /** Tells the watchdog which process to stop; a watchdog that cannot be told is one that is gone. */
+    private void guard(Process watchdog, long pid) {
+        if (watchdog == null) {
+            return;
+        }
+        try {
+            watchdog.getOutputStream().write((pid + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            watchdog.getOutputStream().flush();
+        } catch (IOException e) {
+            err.println("latchkey: the watchdog that stops '" + command.get(0) + "' if latchkey is killed has gone: "
+                    + e.getMessage());
         }
     }
 
