@@ -43,9 +43,12 @@ final class LockedMethodInterceptor implements MethodInterceptor {
     private final BeanFactory beanFactory;
     private final StringValueResolver resolver;
     private final Map<Method, LockedMethod> methods = new ConcurrentHashMap<>();
+    private final RunningCalls running;
 
-    LockedMethodInterceptor(ObjectProvider<LockClient> client, BeanFactory beanFactory, StringValueResolver resolver) {
+    LockedMethodInterceptor(ObjectProvider<LockClient> client, BeanFactory beanFactory, StringValueResolver resolver,
+            RunningCalls running) {
         this.client = client;
+        this.running = running;
         this.beanFactory = beanFactory;
         this.resolver = resolver;
     }
@@ -66,7 +69,12 @@ final class LockedMethodInterceptor implements MethodInterceptor {
                 if (inTransaction) {
                     TransactionAwareRelease.holdUntilCompletion(lock);
                 }
-                return LockedCall.bind(lease, request.slot().orElse(null), () -> proceed(invocation));
+                running.enter();
+                try {
+                    return LockedCall.bind(lease, request.slot().orElse(null), () -> proceed(invocation));
+                } finally {
+                    running.exit();
+                }
             });
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -40,12 +40,20 @@ class LockedMethodsConfiguration {
 
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    static DefaultPointcutAdvisor latchkeyLockedMethodAdvisor(ObjectProvider<LockClient> client, BeanFactory beanFactory) {
-        LockedMethodInterceptor interceptor = new LockedMethodInterceptor(client, beanFactory, resolver(beanFactory));
+    static DefaultPointcutAdvisor latchkeyLockedMethodAdvisor(ObjectProvider<LockClient> client, BeanFactory beanFactory,
+            ObjectProvider<RunningCalls> running) {
+        LockedMethodInterceptor interceptor = new LockedMethodInterceptor(client, beanFactory, resolver(beanFactory),
+                running.getObject());
         DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
                 new AnnotationMatchingPointcut(null, DistributedLocked.class, true), interceptor);
         advisor.setOrder(ORDER);
         return advisor;
+    }
+
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static RunningCalls latchkeyRunningCalls(ObjectProvider<LockClient> client) {
+        return new RunningCalls(client);
     }
 
     @Bean
