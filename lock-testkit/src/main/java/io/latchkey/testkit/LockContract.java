@@ -1,17 +1,6 @@
 package io.latchkey.testkit;
 
-import io.latchkey.LockClient;
-import io.latchkey.LockOptions;
-import io.latchkey.testkit.fault.CuttableClient;
-import io.latchkey.testkit.fault.OptionsUri;
-import io.latchkey.testkit.fault.TcpProxy;
-import java.net.InetSocketAddress;
-import java.net.URI;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.List;
-import java.util.Objects;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.ClassOrderer;
 import org.junit.jupiter.api.DisplayName;
@@ -20,7 +9,6 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.TestClassOrder;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * The contract of docs/contract.md, to subclass once per backend.
@@ -49,19 +37,14 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 @TestClassOrder(ClassOrderer.OrderAnnotation.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @ExtendWith(ServerLifecycle.class)
-public abstract class LockContract<S extends LockServer> {
-
-    private final String serverKey;
-    private final Supplier<? extends S> startServer;
-    private volatile S server;
+public abstract class LockContract<S extends LockServer> extends ServerContract<S> {
 
     /**
      * A contract on a server of this class's own: {@code startServer} starts it (and returns once it
      * serves) before the first test, and the kit closes it after the last.
      */
     protected LockContract(Supplier<? extends S> startServer) {
-        this.serverKey = null;
-        this.startServer = Objects.requireNonNull(startServer, "startServer");
+        super(startServer);
     }
 
     /**
@@ -73,89 +56,7 @@ public abstract class LockContract<S extends LockServer> {
      * {@code ServerRestartTests} returns once the server serves again at the same endpoints.
      */
     protected LockContract(String serverKey, Supplier<? extends S> startServer) {
-        this.serverKey = SharedServer.requireKey(serverKey);
-        this.startServer = Objects.requireNonNull(startServer, "startServer");
-    }
-
-    /** The running server; there from the first test of the class on. */
-    protected final S server() {
-        return ServerLifecycle.started(server, this, "server()");
-    }
-
-    /** Starts or finds the server for the class of {@code context}; called by {@link ServerLifecycle}. */
-    final void useServer(ExtensionContext context) {
-        server = serverKey != null
-                ? SharedServer.in(context.getRoot(), serverKey, startServer)
-                : SharedServer.in(context, getClass().getName(), startServer);
-    }
-
-    /**
-     * The options every client of the contract gets. The default lease (6 s) is short so that the
-     * failover tests run quickly; timing assertions derive from whatever this returns.
-     */
-    protected LockOptions options() {
-        return LockOptions.builder().lease(Duration.ofSeconds(6)).build();
-    }
-
-    /** A new client on the server, reached directly. */
-    protected LockClient newClient() {
-        return LockClient.connect(URI.create(server().uri(server().endpoints())), options());
-    }
-
-    /**
-     * A new client whose traffic to the server can be cut. The default puts a {@link TcpProxy} in
-     * front of every endpoint and connects through them with {@code server().uri(proxyEndpoints)};
-     * a backend whose clients follow addresses announced by the server overrides this.
-     */
-    protected CuttableClient newCuttableClient() {
-        List<TcpProxy> proxies = new ArrayList<>();
-        try {
-            List<InetSocketAddress> endpoints = new ArrayList<>();
-            for (InetSocketAddress target : server().endpoints()) {
-                TcpProxy proxy = TcpProxy.start(target);
-                proxies.add(proxy);
-                endpoints.add(proxy.endpoint());
-            }
-            LockClient client = LockClient.connect(URI.create(server().uri(endpoints)), options());
-            return CuttableClient.throughProxies(client, proxies);
-        } catch (RuntimeException e) {
-            proxies.forEach(TcpProxy::close);
-            throw e;
-        }
-    }
-
-    /**
-     * The URI a holder in a child JVM connects with, carrying every option in its query. The default
-     * is the server's direct endpoints plus {@link #options()}.
-     */
-    protected String childUri() {
-        return OptionsUri.of(server().uri(server().endpoints()), options());
-    }
-
-    /**
-     * Extra options for the child JVMs of the kill and pause faults, such as system properties the
-     * backend's client needs; none by default. The class path is always the test's.
-     */
-    protected List<String> childJvmOptions() {
-        return List.of();
-    }
-
-    /**
-     * The small bound added to the configured times in every timing assertion, for scheduling and
-     * one extra round trip: by default the larger of {@code safetyMargin} and half of {@code timeout}.
-     */
-    protected Duration slack() {
-        Duration halfTimeout = options().timeout().dividedBy(2);
-        Duration margin = options().safetyMargin();
-        return margin.compareTo(halfTimeout) > 0 ? margin : halfTimeout;
-    }
-
-    /**
-     * Whether {@code thread} belongs to the library, for rule 10: by default threads whose name starts
-     * with {@code latchkey-}. A backend may widen it to the threads of its client library.
-     */
-    protected boolean isLibraryThread(Thread thread) {
-        return thread.getName().startsWith("latchkey-");
+        super(serverKey, startServer);
     }
 
     /**

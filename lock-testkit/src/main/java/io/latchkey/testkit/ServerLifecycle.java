@@ -15,9 +15,7 @@ final class ServerLifecycle implements BeforeAllCallback {
     public void beforeAll(ExtensionContext context) {
         // nested groups inherit the extension; they have no instance of their own here and use the enclosing one's server
         Object instance = context.getTestInstance().orElse(null);
-        if (instance instanceof LockContract<?> contract) {
-            contract.useServer(context);
-        } else if (instance instanceof SemaphoreContract<?> contract) {
+        if (instance instanceof ServerContract<?> contract) {
             contract.useServer(context);
         } else if (instance instanceof ClusterFailoverContract<?> contract) {
             contract.useCluster(context);
