@@ -9,7 +9,6 @@ import io.latchkey.testkit.history.History;
 import io.latchkey.testkit.history.HistoryChecker;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -34,20 +33,15 @@ abstract class CrashReleaseTests extends ContractGroup {
 
         DistributedLock lock = client().lock(name);
         assertThat(lock.tryLock()).as("the lock while the child holds it").isEmpty();
-        CountDownLatch waiting = new CountDownLatch(1);
-        Future<Optional<Lease>> contender = executor().submit(() -> {
-            waiting.countDown();
+        Future<Optional<Lease>> contender = started(() -> {
             long requested = History.now();
             Optional<Lease> lease = lock.tryLock(patientWait());
             lease.ifPresent(l -> history.acquired("contender", name, l.fencingToken(), requested, History.now())
                     .check(l::isValid));
             return lease;
         });
-        waiting.await();
 
-        long killedAt = History.now();
-        history.fault("kill -9 of child " + child.pid(), name, killedAt);
-        child.kill();
+        long killedAt = killHolder(child, history, name);
 
         Optional<Lease> lease = await(contender, tryBound(patientWait()), "the contender");
         assertThat(lease).as("the contender's lease after the holder was killed").isPresent();

@@ -1,19 +1,31 @@
 package io.latchkey.testkit;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.latchkey.LockClient;
+import io.latchkey.LockException;
 import io.latchkey.LockOptions;
 import io.latchkey.testkit.fault.ChildHolder;
 import io.latchkey.testkit.fault.CuttableClient;
+import io.latchkey.testkit.history.History;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.TestInfo;
@@ -195,6 +207,135 @@ abstract class KitGroup {
 
     final String name() {
         return name(defaultTag);
+    }
+
+    /** Submits {@code body} to a thread of the test's own and returns once it runs. */
+    final <T> Future<T> started(Callable<T> body) throws InterruptedException {
+        CountDownLatch running = new CountDownLatch(1);
+        Future<T> f = executor().submit(() -> {
+            running.countDown();
+            return body.call();
+        });
+        running.await();
+        return f;
+    }
+
+    /**
+     * Records the holder's validity in {@code grant}, as often as it can, until {@code stop} is set or
+     * the holder is no longer valid.
+     */
+    final Future<?> watchValidity(History.Grant grant, BooleanSupplier isValid, AtomicBoolean stop) {
+        return executor().submit(() -> {
+            while (!stop.get() && grant.check(isValid)) {
+                Thread.sleep(1); // the pace of observation
+            }
+            return null;
+        });
+    }
+
+    /** Cuts {@code cut} off the network, recorded in {@code history} as a fault on {@code name}: when. */
+    static long cutHolder(CuttableClient cut, History history, String name) {
+        long cutAt = History.now();
+        history.fault("network cut of the holder", name, cutAt);
+        cut.cut();
+        return cutAt;
+    }
+
+    /** Pauses (SIGSTOP) {@code child}, recorded in {@code history} as a fault on {@code name}: when. */
+    static long pauseHolder(ChildHolder child, History history, String name) {
+        long pausedAt = History.now();
+        history.fault("SIGSTOP of child-" + child.pid(), name, pausedAt);
+        child.pause();
+        return pausedAt;
+    }
+
+    /** Kills (kill -9) {@code child}, recorded in {@code history} as a fault on {@code name}: when. */
+    static long killHolder(ChildHolder child, History history, String name) {
+        long killedAt = History.now();
+        history.fault("kill -9 of child " + child.pid(), name, killedAt);
+        child.kill();
+        return killedAt;
+    }
+
+    /** Restarts the server, recorded in {@code history} as a fault on {@code name}: when it began. */
+    final long restartServer(History history, String name) {
+        long restartAt = History.now();
+        history.fault("server restart", name, restartAt);
+        contract().server().restart();
+        return restartAt;
+    }
+
+    /** Sleeps until {@code lease} has passed since {@code pausedAt}, so that a pause is longer than the lease. */
+    final void waitOutLease(long pausedAt) throws InterruptedException {
+        long pausedFor = History.now() - pausedAt;
+        if (pausedFor < lease().toNanos()) {
+            // the fault is "paused for longer than the lease", even if the lock or permit moved on sooner
+            Thread.sleep(Duration.ofNanos(lease().toNanos() - pausedFor).toMillis() + 1);
+        }
+    }
+
+    /**
+     * Asks the paused {@code child} to check its lease and write, resumes it, and records in
+     * {@code grant} what it found: its reply to the check.
+     */
+    final ChildHolder.Reply resumeAndCheck(ChildHolder child, History.Grant grant) {
+        long sentAt = child.send("check-then-write"); // read by the child only once it runs again
+        child.resume();
+        ChildHolder.Reply check = child.next(tryBound(Duration.ZERO));
+        if (check.kind().equals("valid")) {
+            grant.valid(sentAt);
+        } else {
+            grant.invalid(check.receivedAt());
+        }
+        return check;
+    }
+
+    /** When {@code grant} was granted, as recorded in {@code history}. */
+    static long grantedAt(History history, History.Grant grant) {
+        return history.events().stream().filter(e -> e.grant() == grant.id()).findFirst().orElseThrow().at();
+    }
+
+    /** An acquire of a lock or a permit that may fail while the server is down. */
+    interface Acquire<T> {
+        Optional<T> get() throws InterruptedException;
+    }
+
+    /** What an acquire across a restart got, and when it was requested. */
+    record Attempt<T>(long requestedAt, Optional<T> got) {
+    }
+
+    /** Runs {@code acquire}, and once more if the server was down during the attempt, as an application would. */
+    static <T> Attempt<T> acquireAcrossRestart(Acquire<T> acquire) throws InterruptedException {
+        long requested = History.now();
+        try {
+            return new Attempt<>(requested, acquire.get());
+        } catch (LockException e) {
+            // the server was down during the attempt: a contender tries again, as an application would
+            requested = History.now();
+            return new Attempt<>(requested, acquire.get());
+        }
+    }
+
+    /** The library's live threads, by {@link ServerContract#isLibraryThread}. */
+    final Set<Thread> libraryThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
+                .filter(contract()::isLibraryThread).collect(Collectors.toSet());
+    }
+
+    /**
+     * Rule 10's check of threads: every library thread that was not in {@code before} ends within
+     * {@code timeout + slack} (close() waits for its threads up to the timeout; allow it that once
+     * more to be observed).
+     */
+    final void assertLibraryThreadsEnd(Set<Thread> before) {
+        Awaitility.await("library threads to end").atMost(tryBound(Duration.ZERO))
+                .pollInterval(Duration.ofMillis(50))
+                .untilAsserted(() -> assertThat(startedSince(libraryThreads(), before)).isEmpty());
+    }
+
+    /** The names of the threads in {@code now} that were not in {@code before}, sorted. */
+    private static List<String> startedSince(Set<Thread> now, Set<Thread> before) {
+        return now.stream().filter(t -> !before.contains(t)).map(Thread::getName).sorted().collect(Collectors.toList());
     }
 
     /** Runs {@code body} and returns how long it took. */

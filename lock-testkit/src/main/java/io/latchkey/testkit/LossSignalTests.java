@@ -12,8 +12,6 @@ import io.latchkey.testkit.history.FencedResource;
 import io.latchkey.testkit.history.History;
 import io.latchkey.testkit.history.HistoryChecker;
 import java.time.Duration;
-import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -44,9 +42,7 @@ abstract class LossSignalTests extends ContractGroup {
 
         DistributedLock contender = client().lock(name);
         AtomicBoolean contenderGranted = new AtomicBoolean();
-        CountDownLatch waiting = new CountDownLatch(1);
-        Future<History.Grant> next = executor().submit(() -> {
-            waiting.countDown();
+        Future<History.Grant> next = started(() -> {
             long requested = History.now();
             Lease l = track(contender.tryLock(patientWait()).orElseThrow(
                     () -> new AssertionError("the contender was not granted the lock within " + patientWait())));
@@ -56,12 +52,9 @@ abstract class LossSignalTests extends ContractGroup {
             g.check(l::isValid);
             return g;
         });
-        waiting.await();
-        Future<?> watcher = watchValidity(lease, held, contenderGranted);
+        Future<?> watcher = watchValidity(held, lease::isValid, contenderGranted);
 
-        long cutAt = History.now();
-        history.fault("network cut of the holder", name, cutAt);
-        cut.cut();
+        long cutAt = cutHolder(cut, history, name);
 
         History.Grant granted = await(next, tryBound(patientWait()), "the contender");
         long checkedAt = History.now();
@@ -70,8 +63,7 @@ abstract class LossSignalTests extends ContractGroup {
 
         assertThat(stillValid).as("the cut holder's lease right after the contender's grant").isFalse();
         assertThat(lostAt.get()).as("when lost() completed (0: not yet at %d)", checkedAt).isNotZero();
-        assertThat(lostAt.get() - history.events().stream()
-                .filter(e -> e.grant() == granted.id()).findFirst().orElseThrow().at())
+        assertThat(lostAt.get() - grantedAt(history, granted))
                 .as("lost() completion relative to the contender's grant (ns)").isLessThanOrEqualTo(0);
         assertThatThrownBy(lease::ensureValid).isInstanceOf(LockLostException.class).hasMessageContaining(name);
         assertThat(resource.write(granted)).as("the new holder's write").isTrue();
@@ -104,26 +96,13 @@ abstract class LossSignalTests extends ContractGroup {
                 got.receivedAt());
         checkThenWrite(child, childGrant, resource);
 
-        long pausedAt = History.now();
-        history.fault("SIGSTOP of " + actor, name, pausedAt);
-        child.pause();
+        long pausedAt = pauseHolder(child, history, name);
         Held next = hold(client().lock(name), history, "contender");
         Lease contender = next.lease();
         assertThat(resource.write(next.grant())).as("the new holder's write").isTrue();
-        long pausedFor = History.now() - pausedAt;
-        if (pausedFor < lease().toNanos()) {
-            // the fault is "paused for longer than the lease", even if the lock moved on sooner
-            Thread.sleep(Duration.ofNanos(lease().toNanos() - pausedFor).toMillis() + 1);
-        }
+        waitOutLease(pausedAt);
 
-        long sentAt = child.send("check-then-write"); // read by the child only once it runs again
-        child.resume();
-        ChildHolder.Reply check = child.next(tryBound(Duration.ZERO));
-        if (check.kind().equals("valid")) {
-            childGrant.valid(sentAt);
-        } else {
-            childGrant.invalid(check.receivedAt());
-        }
+        ChildHolder.Reply check = resumeAndCheck(child, childGrant);
         ChildHolder.Reply write = child.next(tryBound(Duration.ZERO));
         assertThat(write.kind()).as("the child's write attempt: " + write).isEqualTo("write");
         boolean accepted = resource.write(childGrant);
@@ -168,18 +147,5 @@ abstract class LossSignalTests extends ContractGroup {
         ChildHolder.Reply write = child.next(tryBound(Duration.ZERO));
         assertThat(write.kind()).isEqualTo("write");
         assertThat(resource.write(grant)).as("the child's first write").isTrue();
-    }
-
-    /** Records the holder's validity, as often as it can, until the contender is granted the lock. */
-    private Future<?> watchValidity(Lease lease, History.Grant grant, AtomicBoolean stop) {
-        return executor().submit(() -> {
-            while (!stop.get()) {
-                if (!grant.check(lease::isValid)) {
-                    return null;
-                }
-                Thread.sleep(1); // the pace of observation
-            }
-            return null;
-        });
     }
 }

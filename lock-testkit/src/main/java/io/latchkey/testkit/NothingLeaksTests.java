@@ -10,8 +10,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.stream.Collectors;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -44,10 +42,7 @@ abstract class NothingLeaksTests extends ContractGroup {
             client.close();
         }
 
-        // close() waits for its threads up to the timeout; allow it that once more to be observed
-        Awaitility.await("library threads to end").atMost(tryBound(Duration.ZERO))
-                .pollInterval(Duration.ofMillis(50))
-                .untilAsserted(() -> assertThat(names(libraryThreads(), before)).isEmpty());
+        assertLibraryThreadsEnd(before);
         contract().assertNothingLeftInBackend(List.of(sync, async, nested));
     }
 
@@ -76,14 +71,5 @@ abstract class NothingLeaksTests extends ContractGroup {
         client.close();
         assertThatThrownBy(() -> client.lock(name())).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(lock::tryLock).isInstanceOf(IllegalStateException.class);
-    }
-
-    private Set<Thread> libraryThreads() {
-        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
-                .filter(contract()::isLibraryThread).collect(Collectors.toSet());
-    }
-
-    private static List<String> names(Set<Thread> now, Set<Thread> before) {
-        return now.stream().filter(t -> !before.contains(t)).map(Thread::getName).sorted().collect(Collectors.toList());
     }
 }

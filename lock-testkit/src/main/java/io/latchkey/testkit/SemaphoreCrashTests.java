@@ -10,7 +10,6 @@ import io.latchkey.testkit.history.History;
 import io.latchkey.testkit.history.HistoryChecker;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -34,20 +33,15 @@ abstract class SemaphoreCrashTests extends SemaphoreGroup {
 
         DistributedSemaphore semaphore = client().semaphore(name, 2);
         assertThat(semaphore.tryAcquire()).as("a third permit of two while the child lives").isEmpty();
-        CountDownLatch waiting = new CountDownLatch(1);
-        Future<Optional<SemaphoreLease>> contender = executor().submit(() -> {
-            waiting.countDown();
+        Future<Optional<SemaphoreLease>> contender = started(() -> {
             long requested = History.now();
             Optional<SemaphoreLease> lease = semaphore.tryAcquire(patientWait());
             lease.ifPresent(l -> history.acquiredPermit("contender", name, l.slot(), l.fencingToken(), requested,
                     History.now()).check(l::isValid));
             return lease;
         });
-        waiting.await();
 
-        long killedAt = History.now();
-        history.fault("kill -9 of child " + child.pid(), name, killedAt);
-        child.kill();
+        long killedAt = killHolder(child, history, name);
 
         Optional<SemaphoreLease> lease = await(contender, tryBound(patientWait()), "the contender");
         assertThat(lease).as("the contender's permit after the holder was killed").isPresent();

@@ -1,16 +1,12 @@
 package io.latchkey.testkit;
 
-import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.latchkey.DistributedSemaphore;
 import io.latchkey.LockClient;
 import io.latchkey.SemaphoreLease;
-import java.time.Duration;
 import java.util.List;
 import java.util.Set;
-import java.util.stream.Collectors;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -41,9 +37,7 @@ abstract class SemaphoreLeakTests extends SemaphoreGroup {
             client.close();
         }
 
-        Awaitility.await("library threads to end").atMost(tryBound(Duration.ZERO))
-                .pollInterval(Duration.ofMillis(50))
-                .untilAsserted(() -> assertThat(names(libraryThreads(), before)).isEmpty());
+        assertLibraryThreadsEnd(before);
         contract().assertNothingLeftInBackend(List.of(one, three, lost));
     }
 
@@ -56,14 +50,5 @@ abstract class SemaphoreLeakTests extends SemaphoreGroup {
 
         assertThatThrownBy(() -> client.semaphore(name(), 2)).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(semaphore::tryAcquire).isInstanceOf(IllegalStateException.class);
-    }
-
-    private Set<Thread> libraryThreads() {
-        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
-                .filter(contract()::isLibraryThread).collect(Collectors.toSet());
-    }
-
-    private static List<String> names(Set<Thread> now, Set<Thread> before) {
-        return now.stream().filter(t -> !before.contains(t)).map(Thread::getName).sorted().collect(Collectors.toList());
     }
 }

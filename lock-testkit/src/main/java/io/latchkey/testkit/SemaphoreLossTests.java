@@ -12,7 +12,6 @@ import io.latchkey.testkit.history.FencedPermits;
 import io.latchkey.testkit.history.History;
 import io.latchkey.testkit.history.HistoryChecker;
 import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -37,7 +36,6 @@ abstract class SemaphoreLossTests extends SemaphoreGroup {
         Held other = hold(client().semaphore(name, 2), history, "other-holder");
         assertThat(resource.write(other.grant())).isTrue();
         ChildHolder child = childHolder();
-        String actor = "child-" + child.pid();
         History.Grant childGrant = childHolds(child, name, 2, history);
         ChildHolder.Reply first = child.request("check-then-write", tryBound(Duration.ZERO));
         assertThat(first.kind()).as("the child's check of its fresh permit: " + first).isEqualTo("valid");
@@ -45,26 +43,13 @@ abstract class SemaphoreLossTests extends SemaphoreGroup {
         assertThat(child.next(tryBound(Duration.ZERO)).kind()).isEqualTo("write");
         assertThat(resource.write(childGrant)).as("the child's first write").isTrue();
 
-        long pausedAt = History.now();
-        history.fault("SIGSTOP of " + actor, name, pausedAt);
-        child.pause();
+        long pausedAt = pauseHolder(child, history, name);
         Held next = hold(client().semaphore(name, 2), history, "contender");
         assertThat(next.lease().slot()).as("the contender's slot").isEqualTo(childGrant.slot());
         assertThat(resource.write(next.grant())).as("the new holder's write").isTrue();
-        long pausedFor = History.now() - pausedAt;
-        if (pausedFor < lease().toNanos()) {
-            // the fault is "paused for longer than the lease", even if the permit moved on sooner
-            Thread.sleep(Duration.ofNanos(lease().toNanos() - pausedFor).toMillis() + 1);
-        }
+        waitOutLease(pausedAt);
 
-        long sentAt = child.send("check-then-write"); // read by the child only once it runs again
-        child.resume();
-        ChildHolder.Reply check = child.next(tryBound(Duration.ZERO));
-        if (check.kind().equals("valid")) {
-            childGrant.valid(sentAt);
-        } else {
-            childGrant.invalid(check.receivedAt());
-        }
+        ChildHolder.Reply check = resumeAndCheck(child, childGrant);
         assertThat(child.next(tryBound(Duration.ZERO)).kind()).isEqualTo("write");
         boolean accepted = resource.write(childGrant);
 
@@ -97,9 +82,7 @@ abstract class SemaphoreLossTests extends SemaphoreGroup {
 
         DistributedSemaphore contender = client().semaphore(name, 1);
         AtomicBoolean granted = new AtomicBoolean();
-        CountDownLatch waiting = new CountDownLatch(1);
-        Future<History.Grant> next = executor().submit(() -> {
-            waiting.countDown();
+        Future<History.Grant> next = started(() -> {
             long requested = History.now();
             SemaphoreLease l = track(contender.tryAcquire(patientWait()).orElseThrow(
                     () -> new AssertionError("the contender got no permit within " + patientWait())));
@@ -109,17 +92,9 @@ abstract class SemaphoreLossTests extends SemaphoreGroup {
             g.check(l::isValid);
             return g;
         });
-        waiting.await();
-        Future<?> watcher = executor().submit(() -> {
-            while (!granted.get() && holder.grant().check(lease::isValid)) {
-                Thread.sleep(1); // the pace of observation
-            }
-            return null;
-        });
+        Future<?> watcher = watchValidity(holder.grant(), lease::isValid, granted);
 
-        long cutAt = History.now();
-        history.fault("network cut of the holder", name, cutAt);
-        cut.cut();
+        long cutAt = cutHolder(cut, history, name);
 
         History.Grant grant = await(next, tryBound(patientWait()), "the contender");
         boolean stillValid = lease.isValid();
@@ -127,8 +102,7 @@ abstract class SemaphoreLossTests extends SemaphoreGroup {
 
         assertThat(stillValid).as("the cut holder's lease right after the contender's grant").isFalse();
         assertThat(lostAt.get()).as("when lost() completed (0: not yet)").isNotZero();
-        long grantedAt = history.events().stream().filter(e -> e.grant() == grant.id()).findFirst().orElseThrow().at();
-        assertThat(lostAt.get() - grantedAt).as("lost() completion relative to the contender's grant (ns)")
+        assertThat(lostAt.get() - grantedAt(history, grant)).as("lost() completion relative to the contender's grant (ns)")
                 .isLessThanOrEqualTo(0);
         assertThatThrownBy(lease::ensureValid).isInstanceOf(LockLostException.class).hasMessageContaining(name);
         HistoryChecker.assertAvailableWithin(history, History.permitKey(name, 0), cutAt, failoverBound());

@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.DisplayName;
@@ -41,34 +40,22 @@ abstract class SemaphoreRestartTests extends SemaphoreGroup {
             holders.add(h);
         }
 
-        CountDownLatch waiting = new CountDownLatch(CONTENDERS);
         List<Future<Boolean>> contenders = new ArrayList<>();
         Duration contenderWait = patientWait().multipliedBy(2);
         for (int i = 0; i < CONTENDERS; i++) {
             DistributedSemaphore semaphore = client().semaphore(name, PERMITS);
             String actor = "contender" + i;
-            contenders.add(executor().submit(() -> {
-                waiting.countDown();
-                return holdBriefly(semaphore, actor, contenderWait, history, resource);
-            }));
+            contenders.add(started(() -> holdBriefly(semaphore, actor, contenderWait, history, resource)));
         }
-        waiting.await();
         // gives the contenders' requests time to reach the server before it goes down
         Thread.sleep(options().safetyMargin().toMillis());
 
         AtomicBoolean stop = new AtomicBoolean();
         List<Future<?>> watchers = new ArrayList<>();
         for (Held h : holders) {
-            watchers.add(executor().submit(() -> {
-                while (!stop.get() && h.grant().check(h.lease()::isValid)) {
-                    Thread.sleep(1); // the pace of observation
-                }
-                return null;
-            }));
+            watchers.add(watchValidity(h.grant(), h.lease()::isValid, stop));
         }
-        long restartAt = History.now();
-        history.fault("server restart", name, restartAt);
-        contract().server().restart();
+        restartServer(history, name);
 
         // the holders keep their permits (if the backend kept them) for a full lease after the restart
         Thread.sleep(lease().toMillis());
@@ -104,21 +91,13 @@ abstract class SemaphoreRestartTests extends SemaphoreGroup {
 
     private Boolean holdBriefly(DistributedSemaphore semaphore, String actor, Duration wait, History history,
             FencedPermits resource) throws InterruptedException {
-        long requested = History.now();
-        Optional<SemaphoreLease> got;
-        try {
-            got = semaphore.tryAcquire(wait);
-        } catch (LockException e) {
-            // the server was down during the attempt: a contender tries again, as an application would
-            requested = History.now();
-            got = semaphore.tryAcquire(wait);
-        }
-        if (got.isEmpty()) {
+        Attempt<SemaphoreLease> attempt = acquireAcrossRestart(() -> semaphore.tryAcquire(wait));
+        if (attempt.got().isEmpty()) {
             return false;
         }
-        SemaphoreLease lease = got.get();
+        SemaphoreLease lease = attempt.got().get();
         History.Grant grant = history.acquiredPermit(actor, semaphore.name(), lease.slot(), lease.fencingToken(),
-                requested, History.now());
+                attempt.requestedAt(), History.now());
         if (grant.check(lease::isValid)) {
             resource.write(grant);
             grant.check(lease::isValid);

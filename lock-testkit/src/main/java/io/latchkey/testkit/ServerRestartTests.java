@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.DisplayName;
@@ -41,31 +40,19 @@ abstract class ServerRestartTests extends ContractGroup {
         History.Grant held = first.grant();
         resource.write(held);
 
-        CountDownLatch waiting = new CountDownLatch(CONTENDERS);
         List<Future<Boolean>> contenders = new ArrayList<>();
         Duration contenderWait = patientWait().multipliedBy(2);
         for (int i = 0; i < CONTENDERS; i++) {
             DistributedLock lock = client().lock(name);
             String actor = "contender" + i;
-            contenders.add(executor().submit(() -> {
-                waiting.countDown();
-                return holdBriefly(lock, actor, contenderWait, history, resource);
-            }));
+            contenders.add(started(() -> holdBriefly(lock, actor, contenderWait, history, resource)));
         }
-        waiting.await();
         // gives the contenders' requests time to reach the server before it goes down
         Thread.sleep(options().safetyMargin().toMillis());
 
         AtomicBoolean stop = new AtomicBoolean();
-        Future<?> watcher = executor().submit(() -> {
-            while (!stop.get() && held.check(holder::isValid)) {
-                Thread.sleep(1); // the pace of observation
-            }
-            return null;
-        });
-        long restartAt = History.now();
-        history.fault("server restart", name, restartAt);
-        contract().server().restart();
+        Future<?> watcher = watchValidity(held, holder::isValid, stop);
+        restartServer(history, name);
 
         // the holder keeps its lease (if the backend kept it) for a full lease after the restart
         Thread.sleep(lease().toMillis());
@@ -140,16 +127,11 @@ abstract class ServerRestartTests extends ContractGroup {
         String name = name();
         Lease holder = hold(client().lock(name));
         Duration wait = patientWait().multipliedBy(2);
-        CountDownLatch waiting = new CountDownLatch(CONTENDERS);
         List<Future<long[]>> waiters = new ArrayList<>();
         for (int i = 0; i < CONTENDERS; i++) {
             DistributedLock lock = client().lock(name);
-            waiters.add(executor().submit(() -> {
-                waiting.countDown();
-                return takeAndRelease(lock, wait);
-            }));
+            waiters.add(started(() -> takeAndRelease(lock, wait)));
         }
-        waiting.await();
         // gives the waiters' requests time to reach the server before it goes down
         Thread.sleep(options().safetyMargin().toMillis());
 
@@ -176,13 +158,7 @@ abstract class ServerRestartTests extends ContractGroup {
 
     /** Takes the lock waiting {@code wait} and releases it at once: {grant time, release time}. */
     private static long[] takeAndRelease(DistributedLock lock, Duration wait) throws InterruptedException {
-        Optional<Lease> got;
-        try {
-            got = lock.tryLock(wait);
-        } catch (LockException e) {
-            // the server was down during the attempt: a waiter tries again, as an application would
-            got = lock.tryLock(wait);
-        }
+        Optional<Lease> got = acquireAcrossRestart(() -> lock.tryLock(wait)).got();
         long grantedAt = System.nanoTime();
         if (got.isEmpty()) {
             throw new AssertionError("a waiter of lock '" + lock.name() + "' was not granted it within " + wait);
@@ -197,20 +173,12 @@ abstract class ServerRestartTests extends ContractGroup {
 
     private Boolean holdBriefly(DistributedLock lock, String actor, Duration wait, History history,
             FencedResource resource) throws InterruptedException {
-        long requested = History.now();
-        Optional<Lease> got;
-        try {
-            got = lock.tryLock(wait);
-        } catch (LockException e) {
-            // the server was down during the attempt: a contender tries again, as an application would
-            requested = History.now();
-            got = lock.tryLock(wait);
-        }
-        if (got.isEmpty()) {
+        Attempt<Lease> attempt = acquireAcrossRestart(() -> lock.tryLock(wait));
+        if (attempt.got().isEmpty()) {
             return false;
         }
-        try (Lease lease = got.get()) {
-            history.writeOnce(actor, lease, requested, resource);
+        try (Lease lease = attempt.got().get()) {
+            history.writeOnce(actor, lease, attempt.requestedAt(), resource);
         } catch (LockException e) {
             // the close may fail while the server is unreachable; the lock then expires on its own
         }
