@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * A backend on an {@link InMemoryServer} that can be made slow, silent or unreachable, for the tests
@@ -79,28 +80,11 @@ public final class InMemoryBackend implements SemaphoreBackend {
                 Thread.sleep(acquireDelay.toMillis());
             }
             long owner = OWNERS.incrementAndGet();
-            while (true) {
-                if (!reachable.get()) {
-                    // An unreachable server: the request hangs until the client's timeout, then fails.
-                    Thread.sleep(timeout.toMillis());
-                    throw new LockBackendUnavailableException(lockName,
-                            "memory server did not answer within " + timeout + " for lock '" + lockName + "'", null);
-                }
-                long sentAt = System.nanoTime();
-                long token = server.tryGrant(lockName, owner, lease.toNanos());
-                if (token >= 0) {
-                    evidence.confirmed(sentAt, lease);
-                    Held h = new Held(lockName, owner, token, evidence);
-                    held.put(lockName + "#" + owner, h);
-                    h.schedule();
-                    return h;
-                }
-                long left = deadline.nanoTime() - System.nanoTime();
-                if (left <= 0) {
-                    return null;
-                }
-                server.awaitChange(left);
-            }
+            Long token = untilGranted(lockName, "lock '" + lockName + "'", deadline, evidence, () -> {
+                long t = server.tryGrant(lockName, owner, lease.toNanos());
+                return t >= 0 ? t : null;
+            });
+            return token == null ? null : hold(held, new Held(lockName, owner, token, evidence));
         } finally {
             concurrentAcquires.decrementAndGet();
         }
@@ -116,20 +100,29 @@ public final class InMemoryBackend implements SemaphoreBackend {
             throws InterruptedException {
         acquireCalls.incrementAndGet();
         long owner = OWNERS.incrementAndGet();
+        long[] granted = untilGranted(name, "semaphore '" + name + "'", deadline, evidence,
+                () -> server.tryGrantPermit(name, permits, owner, lease.toNanos()));
+        return granted == null ? null : hold(permitsHeld, new Permit(name, (int) granted[0], owner, granted[1], evidence));
+    }
+
+    /**
+     * Asks the server with {@code tryOnce} (null: not granted) until it grants or {@code deadline}
+     * passes (then null); an unreachable server hangs until the client's timeout, then fails.
+     */
+    private <T> T untilGranted(String name, String what, Deadline deadline, LeaseEvidence evidence, Supplier<T> tryOnce)
+            throws InterruptedException {
         while (true) {
             if (!reachable.get()) {
+                // An unreachable server: the request hangs until the client's timeout, then fails.
                 Thread.sleep(timeout.toMillis());
                 throw new LockBackendUnavailableException(name,
-                        "memory server did not answer within " + timeout + " for semaphore '" + name + "'", null);
+                        "memory server did not answer within " + timeout + " for " + what, null);
             }
             long sentAt = System.nanoTime();
-            long[] granted = server.tryGrantPermit(name, permits, owner, lease.toNanos());
+            T granted = tryOnce.get();
             if (granted != null) {
                 evidence.confirmed(sentAt, lease);
-                Permit p = new Permit(name, (int) granted[0], owner, granted[1], evidence);
-                permitsHeld.put(name + "#" + owner, p);
-                p.schedule();
-                return p;
+                return granted;
             }
             long left = deadline.nanoTime() - System.nanoTime();
             if (left <= 0) {
@@ -137,6 +130,13 @@ public final class InMemoryBackend implements SemaphoreBackend {
             }
             server.awaitChange(left);
         }
+    }
+
+    /** Records {@code lease} as held in {@code heldIn} and starts renewing it. */
+    private static <T extends Renewed> T hold(Map<String, T> heldIn, T lease) {
+        heldIn.put(lease.key(), lease);
+        lease.schedule();
+        return lease;
     }
 
     private final Map<String, Permit> permitsHeld = new ConcurrentHashMap<>();
@@ -151,38 +151,84 @@ public final class InMemoryBackend implements SemaphoreBackend {
         return permitsHeld.size();
     }
 
-    private final class Permit implements PermitLease {
+    /** A lock or a permit held of the server, renewed at a third of the lease like a watchdog. */
+    private abstract class Renewed {
         final String name;
-        final int slot;
         final long owner;
         final long token;
         final LeaseEvidence evidence;
         volatile ScheduledFuture<?> renewal;
 
-        Permit(String name, int slot, long owner, long token, LeaseEvidence evidence) {
+        Renewed(String name, long owner, long token, LeaseEvidence evidence) {
             this.name = name;
-            this.slot = slot;
             this.owner = owner;
             this.token = token;
             this.evidence = evidence;
         }
 
-        void schedule() {
+        /** Renews on the server: whether it still has this owner. */
+        abstract boolean renewOnServer();
+
+        /** Why a renewal the server refused means the lease is lost. */
+        abstract String lossReason();
+
+        final String key() {
+            return name + "#" + owner;
+        }
+
+        final void schedule() {
             long period = Math.max(1, lease.toMillis() / 3);
             renewal = renewer.scheduleAtFixedRate(this::renew, period, period, TimeUnit.MILLISECONDS);
         }
 
-        void renew() {
+        final void renew() {
             if (!renewing.get() || !reachable.get()) {
                 return;
             }
             long sentAt = System.nanoTime();
-            if (server.renewPermit(name, slot, owner, lease.toNanos())) {
+            if (renewOnServer()) {
                 evidence.confirmed(sentAt, lease);
             } else {
-                evidence.lost("memory server no longer has this owner on slot " + slot, null);
+                evidence.lost(lossReason(), null);
                 renewal.cancel(false);
             }
+        }
+
+        final void stopRenewing() {
+            if (renewal != null) {
+                renewal.cancel(false);
+            }
+        }
+
+        /** Stops renewing and forgets the lease in {@code heldIn}; then releases it on the server, unless unreachable. */
+        final void release(Map<String, ? extends Renewed> heldIn, String what, Runnable onServer) {
+            releases.incrementAndGet();
+            stopRenewing();
+            heldIn.remove(key());
+            if (!reachable.get()) {
+                throw new LockBackendUnavailableException(name, "memory server unreachable: release of " + what
+                        + " not sent", null);
+            }
+            onServer.run();
+        }
+    }
+
+    private final class Permit extends Renewed implements PermitLease {
+        final int slot;
+
+        Permit(String name, int slot, long owner, long token, LeaseEvidence evidence) {
+            super(name, owner, token, evidence);
+            this.slot = slot;
+        }
+
+        @Override
+        boolean renewOnServer() {
+            return server.renewPermit(name, slot, owner, lease.toNanos());
+        }
+
+        @Override
+        String lossReason() {
+            return "memory server no longer has this owner on slot " + slot;
         }
 
         @Override
@@ -197,16 +243,7 @@ public final class InMemoryBackend implements SemaphoreBackend {
 
         @Override
         public void release() {
-            releases.incrementAndGet();
-            if (renewal != null) {
-                renewal.cancel(false);
-            }
-            permitsHeld.remove(name + "#" + owner);
-            if (!reachable.get()) {
-                throw new LockBackendUnavailableException(name, "memory server unreachable: release of a permit of '"
-                        + name + "' not sent", null);
-            }
-            server.releasePermit(name, slot, owner);
+            release(permitsHeld, "a permit of '" + name + "'", () -> server.releasePermit(name, slot, owner));
         }
     }
 
@@ -225,36 +262,20 @@ public final class InMemoryBackend implements SemaphoreBackend {
         renewer.shutdownNow();
     }
 
-    private final class Held implements BackendLease {
-        final String name;
-        final long owner;
-        final long token;
-        final LeaseEvidence evidence;
-        volatile ScheduledFuture<?> renewal;
+    private final class Held extends Renewed implements BackendLease {
 
         Held(String name, long owner, long token, LeaseEvidence evidence) {
-            this.name = name;
-            this.owner = owner;
-            this.token = token;
-            this.evidence = evidence;
+            super(name, owner, token, evidence);
         }
 
-        void schedule() {
-            long period = Math.max(1, lease.toMillis() / 3);
-            renewal = renewer.scheduleAtFixedRate(this::renew, period, period, TimeUnit.MILLISECONDS);
+        @Override
+        boolean renewOnServer() {
+            return server.renew(name, owner, lease.toNanos());
         }
 
-        void renew() {
-            if (!renewing.get() || !reachable.get()) {
-                return;
-            }
-            long sentAt = System.nanoTime();
-            if (server.renew(name, owner, lease.toNanos())) {
-                evidence.confirmed(sentAt, lease);
-            } else {
-                evidence.lost("memory server no longer has this owner", null);
-                renewal.cancel(false);
-            }
+        @Override
+        String lossReason() {
+            return "memory server no longer has this owner";
         }
 
         @Override
@@ -268,10 +289,8 @@ public final class InMemoryBackend implements SemaphoreBackend {
                 return false;
             }
             handovers.incrementAndGet();
-            if (renewal != null) {
-                renewal.cancel(false);
-            }
-            held.remove(name + "#" + owner);
+            stopRenewing();
+            held.remove(key());
             server.expireIn(name, owner, remaining.toNanos());
             return true;
         }
@@ -295,15 +314,7 @@ public final class InMemoryBackend implements SemaphoreBackend {
 
         @Override
         public void release() {
-            releases.incrementAndGet();
-            if (renewal != null) {
-                renewal.cancel(false);
-            }
-            held.remove(name + "#" + owner);
-            if (!reachable.get()) {
-                throw new LockBackendUnavailableException(name, "memory server unreachable: release of '" + name + "' not sent", null);
-            }
-            server.release(name, owner);
+            release(held, "'" + name + "'", () -> server.release(name, owner));
         }
     }
 }
