@@ -9,13 +9,10 @@ import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.LockListener;
 import io.latchkey.LockLostException;
-import io.latchkey.LockOptions;
 import io.latchkey.LockRequest;
 import io.latchkey.LockTask;
 import io.latchkey.LockResult;
 import io.latchkey.LockResult.Outcome;
-import io.latchkey.memory.InMemoryBackend;
-import io.latchkey.memory.InMemoryServer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -23,51 +20,21 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /** Scheduled-job support of the shared layer on the in-memory backend: issue 12, items 1 to 5. */
-class ScheduledJobsTest {
+class ScheduledJobsTest extends InMemoryFixture {
 
-    static final Duration LEASE = Duration.ofMillis(1200);
-    static final Duration MARGIN = Duration.ofMillis(200);
-    static final Duration TIMEOUT = Duration.ofMillis(500);
-    static final LockOptions OPTIONS = LockOptions.builder().lease(LEASE).safetyMargin(MARGIN).timeout(TIMEOUT).build();
     /** The bound every wait for an asynchronous effect gets: far above any configured time. */
     static final long BOUND_MS = LEASE.plus(TIMEOUT).multipliedBy(5).toMillis();
-
-    final InMemoryServer server = new InMemoryServer();
-    final List<SharedLockClient> clients = new ArrayList<>();
-    final List<InMemoryBackend> backends = new ArrayList<>();
-    final ExecutorService threads = Executors.newCachedThreadPool();
-
-    SharedLockClient newClient() {
-        return newClient(OPTIONS);
-    }
-
-    SharedLockClient newClient(LockOptions options) {
-        InMemoryBackend backend = new InMemoryBackend(server, LEASE, TIMEOUT);
-        SharedLockClient client = new SharedLockClient("memory", backend, options);
-        backends.add(backend);
-        clients.add(client);
-        return client;
-    }
-
-    @AfterEach
-    void closeAll() {
-        clients.forEach(SharedLockClient::close);
-        threads.shutdownNow();
-    }
 
     /** Records every event with the name of the thread it arrived on. */
     static final class Recorder implements LockListener {

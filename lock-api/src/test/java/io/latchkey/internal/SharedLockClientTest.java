@@ -8,51 +8,22 @@ import io.latchkey.Lease;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockLostException;
 import io.latchkey.LockNotAcquiredException;
-import io.latchkey.LockOptions;
 import io.latchkey.memory.InMemoryBackend;
-import io.latchkey.memory.InMemoryServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /** The shared layer on an in-memory backend: rules 2, 3, 4, 7 and 10. */
-class SharedLockClientTest {
-
-    static final Duration LEASE = Duration.ofMillis(1200);
-    static final Duration MARGIN = Duration.ofMillis(200);
-    static final Duration TIMEOUT = Duration.ofMillis(500);
-    static final LockOptions OPTIONS = LockOptions.builder().lease(LEASE).safetyMargin(MARGIN).timeout(TIMEOUT).build();
-
-    final InMemoryServer server = new InMemoryServer();
-    final List<SharedLockClient> clients = new ArrayList<>();
-    final List<InMemoryBackend> backends = new ArrayList<>();
-    final ExecutorService threads = Executors.newCachedThreadPool();
-
-    SharedLockClient newClient() {
-        InMemoryBackend backend = new InMemoryBackend(server, LEASE, TIMEOUT);
-        SharedLockClient client = new SharedLockClient("memory", backend, OPTIONS);
-        backends.add(backend);
-        clients.add(client);
-        return client;
-    }
-
-    @AfterEach
-    void closeAll() {
-        clients.forEach(SharedLockClient::close);
-        threads.shutdownNow();
-    }
+class SharedLockClientTest extends InMemoryFixture {
 
     static long millisSince(long start) {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);

@@ -8,10 +8,8 @@ import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockLostException;
 import io.latchkey.LockNotAcquiredException;
-import io.latchkey.LockOptions;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.memory.InMemoryBackend;
-import io.latchkey.memory.InMemoryServer;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
@@ -25,40 +23,14 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** The shared layer's semaphores on the in-memory backend: permits counted, evidence driven, nothing kept. */
-class SharedSemaphoreTest {
-
-    static final Duration LEASE = SharedLockClientTest.LEASE;
-    static final Duration TIMEOUT = SharedLockClientTest.TIMEOUT;
-    static final LockOptions OPTIONS = SharedLockClientTest.OPTIONS;
-
-    final InMemoryServer server = new InMemoryServer();
-    final List<SharedLockClient> clients = new ArrayList<>();
-    final List<InMemoryBackend> backends = new ArrayList<>();
-    final ExecutorService threads = Executors.newCachedThreadPool();
-
-    SharedLockClient newClient() {
-        InMemoryBackend backend = new InMemoryBackend(server, LEASE, TIMEOUT);
-        SharedLockClient client = new SharedLockClient("memory", backend, OPTIONS);
-        backends.add(backend);
-        clients.add(client);
-        return client;
-    }
-
-    @AfterEach
-    void closeAll() {
-        clients.forEach(SharedLockClient::close);
-        threads.shutdownNow();
-    }
+class SharedSemaphoreTest extends InMemoryFixture {
 
     static void pollUntil(java.util.function.BooleanSupplier condition, Duration bound, String what) throws InterruptedException {
         long end = System.nanoTime() + bound.toNanos();
