@@ -1,10 +1,7 @@
 package io.latchkey.example.memory;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.latchkey.LockOptions;
 import io.latchkey.testkit.FairOrderingContract;
-import java.time.Duration;
 import java.util.Collection;
 
 /**
@@ -17,21 +14,17 @@ abstract class MemoryContract extends FairOrderingContract<MemoryServerProcess> 
     private final Flaw flaw;
 
     MemoryContract(Flaw flaw) {
-        super(() -> MemoryServerProcess.start(flaw));
+        super(MemoryFixture.server(flaw));
         this.flaw = flaw;
     }
 
-    /** A local server answers at once: a shorter lease and timeout keep the suite quick. */
     @Override
     protected LockOptions options() {
-        return LockOptions.builder().lease(Duration.ofSeconds(4)).timeout(Duration.ofSeconds(2))
-                .backendOption("flaw", flaw.optionValue()).build();
+        return MemoryFixture.options(flaw);
     }
 
     @Override
     protected void assertNothingLeftInBackend(Collection<String> lockNames) {
-        for (String name : lockNames) {
-            assertThat(server().hasState(MemoryLockBackend.key("latchkey", name))).as("server state of lock '%s'", name).isFalse();
-        }
+        MemoryFixture.assertNoStateLeft(server(), lockNames, "lock");
     }
 }

@@ -1,10 +1,7 @@
 package io.latchkey.example.memory;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.latchkey.LockOptions;
 import io.latchkey.testkit.SemaphoreContract;
-import java.time.Duration;
 import java.util.Collection;
 
 /**
@@ -17,22 +14,17 @@ abstract class MemorySemaphores extends SemaphoreContract<MemoryServerProcess> {
     private final Flaw flaw;
 
     MemorySemaphores(Flaw flaw) {
-        super(() -> MemoryServerProcess.start(flaw));
+        super(MemoryFixture.server(flaw));
         this.flaw = flaw;
     }
 
-    /** A local server answers at once: a shorter lease and timeout keep the suite quick. */
     @Override
     protected LockOptions options() {
-        return LockOptions.builder().lease(Duration.ofSeconds(4)).timeout(Duration.ofSeconds(2))
-                .backendOption("flaw", flaw.optionValue()).build();
+        return MemoryFixture.options(flaw);
     }
 
     @Override
     protected void assertNothingLeftInBackend(Collection<String> semaphoreNames) {
-        for (String name : semaphoreNames) {
-            assertThat(server().hasState(MemoryLockBackend.key("latchkey", name))).as("server state of semaphore '%s'", name)
-                    .isFalse();
-        }
+        MemoryFixture.assertNoStateLeft(server(), semaphoreNames, "semaphore");
     }
 }
