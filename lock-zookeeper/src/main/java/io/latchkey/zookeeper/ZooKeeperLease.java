@@ -41,8 +41,10 @@ import org.slf4j.LoggerFactory;
  * {@link LeaseEvidence#confirmed}. {@code SUSPENDED} stops the evidence, so the validity deadline
  * counts down from the last answer; {@code RECONNECTED} probes at once; {@code LOST}, an answer without
  * the node, or the node's deletion seen by a watch report {@link LeaseEvidence#lost}. The watch is the
- * one the grant's children read left on the lock path (no request of its own); at its first change
- * the lease watches its own node with {@code exists}.
+ * one the grant's children read left on the lock path (no request of its own); at its first change,
+ * or at its first probe if that comes first, the lease watches its own node with {@code exists} (a
+ * permit's grant changes its semaphore's children itself, so a permit's node is watched from its first
+ * probe).
  */
 class ZooKeeperLease implements BackendLease {
 
