@@ -105,8 +105,10 @@ class ZooKeeperSemaphoreTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("semaphore '" + name + "'").hasMessageContaining(semaphorePath)
                 .hasMessageContaining("has 3 permits").hasMessageContaining("asked for 5");
-        assertThat(raw.getChildren().forPath(semaphorePath)).as("children after the refusal: the holder's slot only")
-                .containsExactly("slot-0");
+        // the refused waiter's node is deleted in the background, within one round trip
+        Awaitility.await("the refused waiter's node to be deleted").atMost(OPTIONS.timeout())
+                .pollInterval(Duration.ofMillis(20)).untilAsserted(() -> assertThat(raw.getChildren().forPath(semaphorePath))
+                        .as("children after the refusal: the holder's slot only").containsExactly("slot-0"));
         assertThat(held.isValid()).isTrue();
 
         held.close();
