@@ -34,7 +34,8 @@ import org.slf4j.LoggerFactory;
  * <p><b>The recipe.</b> The semaphore's node {@code <base>/@semaphores/<name>} is a container holding
  * the number of permits as its data, created once by the first waiter that finds it missing. A waiter
  * creates {@code <semaphore>/_c_<uuid>-wait-<seq>} (Curator's protected mode, as the lock's node), then
- * reads the semaphore's data and children in one round trip. Holders have no waiter node: with
+ * reads the semaphore's children, and its data when this client has not read them from this
+ * incarnation of the node yet (the children read reports the node's {@code czxid}). Holders have no waiter node: with
  * {@code free} = permits minus the {@code slot-<k>} nodes present, the waiters at positions below
  * {@code free} are admitted, and each takes the lowest slot it sees free in one transaction that
  * creates the ephemeral {@code slot-<k>} (failing if it exists: the next free slot is tried), writes
@@ -43,7 +44,8 @@ import org.slf4j.LoggerFactory;
  * waiter node. Since taking a slot removes the taker from the queue, one departure wakes one waiter:
  * the first waiter not admitted watches the semaphore's children (a release of a slot or the departure
  * of a waiter changes them), every later waiter only its predecessor. Uncontended, an acquire and
- * release is five requests: create, getData, getChildren, the transaction, delete (of the slot).
+ * release is four requests: create, getChildren, the transaction, delete (of the slot); the first
+ * acquire of a client on a semaphore node adds a getData.
  *
  * <p><b>Evidence.</b> The transaction is a write the leader orders only for a live session, answered
  * with a slot owned by this client's current session: the validity deadline counts the session
@@ -160,7 +162,8 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
                 List<String> waiters = waiters(view.children);
                 Set<Integer> taken = slots(view.children);
                 int at = waiters.indexOf(ours);
-                int free = permits - taken.size();
+                taken.removeIf(k -> k >= permits); // not slots of this number of permits: never created here
+                int free = Math.max(0, permits - taken.size());
                 if (at < free) {
                     for (int slot = 0; slot < permits && node != null; slot++) {
                         if (!taken.contains(slot)) {
@@ -286,20 +289,29 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
     private record View(int permits, List<String> children) {
     }
 
-    /** The semaphore node's data and children, in one round trip; {@code null} if the node is gone. */
+    /**
+     * The semaphore node's children and number of permits; {@code null} if the node is gone. The number
+     * is read once per incarnation of the node (its {@code czxid}, which the children read reports): a
+     * node's data is written only at its creation, so it is known for as long as that node lives.
+     */
     private View read(boolean watch) throws KeeperException, InterruptedException {
-        CompletableFuture<CuratorEvent> data = Acquisition.send(cb -> backend.client.getData().inBackground(cb)
-                .forPath(path));
-        CompletableFuture<CuratorEvent> children = Acquisition.send(cb -> (watch
+        CuratorEvent c = await(Acquisition.send(cb -> (watch
                 ? backend.client.getChildren().usingWatcher(childrenWatch) : backend.client.getChildren())
-                .inBackground(cb).forPath(path));
-        CuratorEvent d = await(data, "read the permits of");
-        CuratorEvent c = await(children, "read the queue of");
-        if (Acquisition.code(d) == KeeperException.Code.NONODE || Acquisition.code(c) == KeeperException.Code.NONODE) {
+                .inBackground(cb).forPath(path)), "read the queue of");
+        if (Acquisition.code(c) == KeeperException.Code.NONODE) {
+            return null;
+        }
+        check(c);
+        Integer known = c.getStat() == null ? null : backend.knownPermits(path, c.getStat().getCzxid());
+        if (known != null) {
+            return new View(known, c.getChildren());
+        }
+        CuratorEvent d = await(Acquisition.send(cb -> backend.client.getData().inBackground(cb).forPath(path)),
+                "read the permits of");
+        if (Acquisition.code(d) == KeeperException.Code.NONODE) {
             return null;
         }
         check(d);
-        check(c);
         String stored = new String(d.getData() == null ? new byte[0] : d.getData(), StandardCharsets.UTF_8).trim();
         int n;
         try {
@@ -308,6 +320,7 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
             throw new LockException(name, "zookeeper node " + path + " of " + subject + " holds '" + stored + "', not a"
                     + " number of permits; it was not written by Latchkey: delete it while no permit is held", e);
         }
+        backend.rememberPermits(path, d.getStat().getCzxid(), n);
         return new View(n, c.getChildren());
     }
 

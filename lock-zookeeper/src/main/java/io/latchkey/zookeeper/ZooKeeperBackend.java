@@ -54,6 +54,18 @@ final class ZooKeeperBackend implements SemaphoreBackend {
     final Set<Waiter> waiting = ConcurrentHashMap.newKeySet();
     private final ConnectionStateListener listener = this::stateChanged;
     private volatile boolean closed;
+    /**
+     * The number of permits read from each semaphore node, with the node's {@code czxid}: written once
+     * at the node's creation, it holds for as long as that node lives. The most recently used
+     * {@value #PERMITS_REMEMBERED} paths, so that a million names over time cost no million entries.
+     */
+    private final java.util.LinkedHashMap<String, long[]> permitsRead = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(java.util.Map.Entry<String, long[]> eldest) {
+            return size() > PERMITS_REMEMBERED;
+        }
+    };
+    static final int PERMITS_REMEMBERED = 1024;
     /** How often an acquisition of this backend read the lock's children: once per wake-up; for the herd test. */
     final LongAdder childrenReads = new LongAdder();
 
@@ -99,6 +111,23 @@ final class ZooKeeperBackend implements SemaphoreBackend {
         return new PermitAcquisition(this, name, permits, deadline, evidence).run();
     }
 
+    /**
+     * The number of permits of a semaphore node, by its path, if this backend read it from the node
+     * created with {@code czxid}; null otherwise.
+     */
+    Integer knownPermits(String path, long czxid) {
+        synchronized (permitsRead) {
+            long[] known = permitsRead.get(path);
+            return known != null && known[0] == czxid ? (int) known[1] : null;
+        }
+    }
+
+    void rememberPermits(String path, long czxid, int permits) {
+        synchronized (permitsRead) {
+            permitsRead.put(path, new long[] {czxid, permits});
+        }
+    }
+
     /** An acquisition waiting for a watch, which a change of the connection or the backend's close wakes too. */
     interface Waiter {
         void wake();
@@ -139,8 +168,8 @@ final class ZooKeeperBackend implements SemaphoreBackend {
 
     private void stateChanged(CuratorFramework c, ConnectionState state) {
         if (state == ConnectionState.SUSPENDED && !leases.isEmpty()) {
-            log.warn("connection to zookeeper suspended; locks {} under {} stay valid at most until their validity"
-                    + " deadline unless the connection comes back", leases.stream().map(l -> "'" + l.lockName() + "'")
+            log.warn("connection to zookeeper suspended; {} under {} stay valid at most until their validity"
+                    + " deadline unless the connection comes back", leases.stream().map(ZooKeeperLease::subject)
                     .sorted().collect(java.util.stream.Collectors.joining(", ")), basePath);
         }
         for (ZooKeeperLease lease : leases) {

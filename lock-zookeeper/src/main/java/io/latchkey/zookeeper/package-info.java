@@ -56,7 +56,7 @@
  * name maps to {@code @semaphores}, since {@code @} is always encoded, so a lock and a semaphore of one
  * name never meet), whose data is {@code N}, written once by the first waiter that finds the node
  * missing. A waiter creates an ephemeral sequential {@code _c_<uuid>-wait-<seq>} in it and reads its
- * data and children; a different stored number is an {@link java.lang.IllegalArgumentException} naming
+ * children and number of permits; a different stored number is an {@link java.lang.IllegalArgumentException} naming
  * the semaphore, its path and both numbers. With {@code free} the number of permits minus the
  * ephemeral {@code slot-<k>} nodes present, the waiters at the first {@code free} positions take the
  * lowest free slot, each in one transaction that creates {@code slot-<k>} (failing if another holder
@@ -71,8 +71,10 @@
  * session that owns it: the next holder takes the same path, which Curator's guaranteed delete, retrying
  * in a later session, could otherwise remove. Once no permit is held or asked for, the container manager
  * deletes the semaphore's node (and with it the number of permits) and then {@code @semaphores}.
- * An uncontended acquire and release is five requests (create, getData, getChildren, the transaction,
- * delete), three of them writes ({@code ZooKeeperRequestCountTest}).
+ * An uncontended acquire and release is four requests (create, getChildren, the transaction, delete),
+ * three of them writes ({@code ZooKeeperRequestCountTest}); the number of permits is read with a
+ * getData once per client and incarnation of the semaphore's node (the children read reports the
+ * node's {@code czxid}, and its data never changes).
  *
  * <p><b>Why not Curator's {@code InterProcessSemaphoreV2}.</b> Its leases are ephemeral sequential
  * nodes without a slot: a lease cannot say which of the {@code N} permits it holds, so there is no
