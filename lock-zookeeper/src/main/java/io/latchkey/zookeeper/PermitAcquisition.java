@@ -1,16 +1,12 @@
 package io.latchkey.zookeeper;
 
-import io.latchkey.LockException;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.PermitLease;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -63,8 +59,6 @@ import org.slf4j.LoggerFactory;
 final class PermitAcquisition implements ZooKeeperBackend.Waiter {
 
     private static final Logger log = LoggerFactory.getLogger(PermitAcquisition.class);
-    static final String WAITER_PREFIX = "wait-";
-    static final String SLOT_PREFIX = "slot-";
     private static final long RETRY_PAUSE_MS = 50;
 
     private final ZooKeeperBackend backend;
@@ -159,8 +153,8 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
                     requeue("belongs to the expired session 0x" + Long.toHexString(owner));
                     continue;
                 }
-                List<String> waiters = waiters(view.children);
-                Set<Integer> taken = slots(view.children);
+                List<String> waiters = SemaphoreNodes.waiters(view.children);
+                Set<Integer> taken = SemaphoreNodes.slots(view.children);
                 int at = waiters.indexOf(ours);
                 taken.removeIf(k -> k >= permits); // not slots of this number of permits: never created here
                 int free = Math.max(0, permits - taken.size());
@@ -236,7 +230,7 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
         for (int attempt = 0; attempt < 2; attempt++) {
             CompletableFuture<CuratorEvent> sent = Acquisition.send(cb -> backend.client.create().withProtection()
                     .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).withACL(backend.acl).inBackground(cb)
-                    .forPath(ZKPaths.makePath(path, WAITER_PREFIX), new byte[0]));
+                    .forPath(ZKPaths.makePath(path, SemaphoreNodes.WAITER_PREFIX), new byte[0]));
             CuratorEvent created;
             try {
                 created = await(sent, "queue for a permit of");
@@ -312,14 +306,7 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
             return null;
         }
         check(d);
-        String stored = new String(d.getData() == null ? new byte[0] : d.getData(), StandardCharsets.UTF_8).trim();
-        int n;
-        try {
-            n = Integer.parseInt(stored);
-        } catch (NumberFormatException e) {
-            throw new LockException(name, "zookeeper node " + path + " of " + subject + " holds '" + stored + "', not a"
-                    + " number of permits; it was not written by Latchkey: delete it while no permit is held", e);
-        }
+        int n = SemaphoreNodes.permits(d.getData(), name, subject, path);
         backend.rememberPermits(path, d.getStat().getCzxid(), n);
         return new View(n, c.getChildren());
     }
@@ -330,7 +317,7 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
      * the waiter is gone ({@link #node} then null).
      */
     private PermitLease take(int slot, int firesBefore) throws KeeperException, InterruptedException {
-        String slotPath = ZKPaths.makePath(path, SLOT_PREFIX + slot);
+        String slotPath = ZKPaths.makePath(path, SemaphoreNodes.SLOT_PREFIX + slot);
         byte[] holder = ZKPaths.getNodeFromPath(node).getBytes(StandardCharsets.UTF_8);
         List<CuratorOp> ops;
         try {
@@ -365,8 +352,8 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
             node = null; // deleted by the transaction
             return grant(slot, slotPath, results.get(1).getResultStat(), sentAt, firesBefore);
         }
-        int createError = error(results, 0);
-        int deleteError = error(results, 2);
+        int createError = SemaphoreNodes.error(results, 0);
+        int deleteError = SemaphoreNodes.error(results, 2);
         if (createError == KeeperException.Code.NODEEXISTS.intValue()) {
             Stat earlier = slotOf(slotPath, holder);
             if (earlier != null) {
@@ -383,7 +370,7 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
             return null;
         }
         check(answer);
-        throw KeeperException.create(KeeperException.Code.get(firstError(results)), slotPath);
+        throw KeeperException.create(KeeperException.Code.get(SemaphoreNodes.firstError(results)), slotPath);
     }
 
     /** The Stat of a slot node this waiter took in an earlier answer lost with the connection, or null. */
@@ -434,54 +421,6 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
         }
         check(read);
         return true;
-    }
-
-    /** The waiter nodes among the children, in sequence order. */
-    static List<String> waiters(List<String> children) {
-        List<String> waiters = new ArrayList<>();
-        for (String child : children) {
-            if (sequence(child) != null) {
-                waiters.add(child);
-            }
-        }
-        waiters.sort(Comparator.comparing(PermitAcquisition::sequence));
-        return waiters;
-    }
-
-    /** The sequence part of a waiter node's name ({@code _c_<uuid>-wait-0000000007}), or null if it is none. */
-    static String sequence(String child) {
-        int at = child.lastIndexOf(WAITER_PREFIX);
-        return at < 0 || child.startsWith(SLOT_PREFIX) ? null : child.substring(at + WAITER_PREFIX.length());
-    }
-
-    /** The slots held: the numbers of the {@code slot-<k>} children. */
-    static Set<Integer> slots(List<String> children) {
-        Set<Integer> slots = new HashSet<>();
-        for (String child : children) {
-            if (child.startsWith(SLOT_PREFIX)) {
-                try {
-                    slots.add(Integer.parseInt(child.substring(SLOT_PREFIX.length())));
-                } catch (NumberFormatException e) {
-                    // not a slot of Latchkey's
-                }
-            }
-        }
-        return slots;
-    }
-
-    private static int error(List<CuratorTransactionResult> results, int at) {
-        return results != null && results.size() > at ? results.get(at).getError() : 0;
-    }
-
-    private static int firstError(List<CuratorTransactionResult> results) {
-        if (results != null) {
-            for (CuratorTransactionResult r : results) {
-                if (r.getError() != 0 && r.getError() != KeeperException.Code.RUNTIMEINCONSISTENCY.intValue()) {
-                    return r.getError();
-                }
-            }
-        }
-        return KeeperException.Code.SYSTEMERROR.intValue();
     }
 
     @Override
