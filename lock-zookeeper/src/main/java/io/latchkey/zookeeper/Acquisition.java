@@ -60,7 +60,7 @@ import org.slf4j.LoggerFactory;
  * a short pause. A node the caller no longer waits for (deadline, interrupt, failure) is deleted with
  * Curator's guaranteed delete, including one whose create is answered only after the caller left.
  */
-final class Acquisition {
+final class Acquisition implements ZooKeeperBackend.Waiter {
 
     private static final Logger log = LoggerFactory.getLogger(Acquisition.class);
     /** The node name's part before the sequence number, as Curator's {@code InterProcessMutex} names it. */
@@ -271,14 +271,30 @@ final class Acquisition {
     }
 
     private Stat syncedStat(String path) throws KeeperException, InterruptedException {
+        return syncedStat(backend, path, answer -> await(answer, "confirm the node of"));
+    }
+
+    /** A way to wait for an answer within an acquisition's bound. */
+    interface Awaiting {
+        CuratorEvent await(CompletableFuture<CuratorEvent> answer) throws KeeperException, InterruptedException;
+    }
+
+    /**
+     * The node's Stat from a {@code sync} and an {@code exists} in one round trip, or {@code null} if it is
+     * gone: for a node Curator's protected mode found again without its Stat.
+     */
+    static Stat syncedStat(ZooKeeperBackend backend, String path, Awaiting awaiting)
+            throws KeeperException, InterruptedException {
         CompletableFuture<CuratorEvent> synced = send(cb -> backend.client.sync().inBackground(cb).forPath(path));
         CompletableFuture<CuratorEvent> exists = send(cb -> backend.client.checkExists().inBackground(cb).forPath(path));
-        await(synced, "confirm the node of");
-        CuratorEvent e = await(exists, "confirm the node of");
+        awaiting.await(synced);
+        CuratorEvent e = awaiting.await(exists);
         if (code(e) == KeeperException.Code.NONODE) {
             return null;
         }
-        check(e);
+        if (!ok(e)) {
+            throw KeeperException.create(code(e), path);
+        }
         return e.getStat();
     }
 
@@ -312,7 +328,8 @@ final class Acquisition {
         return at < 0 ? null : child.substring(at + LOCK_NODE_PREFIX.length());
     }
 
-    void wake() {
+    @Override
+    public void wake() {
         synchronized (this) {
             woken = true;
             notifyAll();
@@ -329,11 +346,12 @@ final class Acquisition {
         }
     }
 
-    private interface Request {
+    interface Request {
         void send(BackgroundCallback callback) throws Exception;
     }
 
-    private static CompletableFuture<CuratorEvent> send(Request request) {
+    /** Sends a request in the background; completes with its answer. */
+    static CompletableFuture<CuratorEvent> send(Request request) {
         CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
         try {
             request.send((client, event) -> answer.complete(event));
@@ -346,24 +364,34 @@ final class Acquisition {
     /** The answer, waited for at most until the caller's deadline plus the timeout option. */
     private CuratorEvent await(CompletableFuture<CuratorEvent> answer, String doing)
             throws KeeperException, InterruptedException {
+        return await(backend, answer, limit, pauses, lockName, "lock '" + lockName + "'", backend.describe(lockName),
+                doing, () -> backend.checkOpen(lockName));
+    }
+
+    /**
+     * An answer about {@code subject} ("lock 'x'", "semaphore 'x'"), waited for at most until
+     * {@code limit}, waking every tick to notice this process's pauses and the backend's close.
+     */
+    static CuratorEvent await(ZooKeeperBackend backend, CompletableFuture<CuratorEvent> answer, Deadline limit,
+            PauseWatch pauses, String name, String subject, String where, String doing, Runnable checkOpen)
+            throws KeeperException, InterruptedException {
         while (true) {
             long nap = Math.min(PauseWatch.TICK_NANOS, limit.remainingNanos());
             if (nap <= 0) {
-                throw pauses.unavailable(lockName, backend.describe(lockName), null, "zookeeper did not answer within"
+                throw pauses.unavailable(name, subject, where, null, "zookeeper did not answer within"
                         + " the wait plus the timeout option (" + Durations.format(backend.timeout) + ") while trying to "
-                        + doing + " lock '" + lockName + "' (" + backend.describe(lockName) + "); check that the"
-                        + " ensemble is up and reachable");
+                        + doing + " " + subject + " (" + where + "); check that the ensemble is up and reachable");
             }
             try {
                 return answer.get(nap, TimeUnit.NANOSECONDS);
             } catch (TimeoutException e) {
                 pauses.woke(nap);
-                backend.checkOpen(lockName);
+                checkOpen.run();
             } catch (ExecutionException e) {
                 if (e.getCause() instanceof KeeperException k) {
                     throw k;
                 }
-                throw backend.failure(lockName, doing, e.getCause());
+                throw backend.failure(name, subject, where, doing, e.getCause());
             }
         }
     }
@@ -374,17 +402,17 @@ final class Acquisition {
         }
     }
 
-    private static boolean retriable(KeeperException e) {
+    static boolean retriable(KeeperException e) {
         return e instanceof KeeperException.ConnectionLossException || e instanceof KeeperException.SessionExpiredException
                 || e instanceof KeeperException.OperationTimeoutException
                 || e instanceof KeeperException.SessionMovedException;
     }
 
-    private static boolean ok(CuratorEvent event) {
+    static boolean ok(CuratorEvent event) {
         return code(event) == KeeperException.Code.OK;
     }
 
-    private static KeeperException.Code code(CuratorEvent event) {
+    static KeeperException.Code code(CuratorEvent event) {
         return KeeperException.Code.get(event.getResultCode());
     }
 
@@ -394,9 +422,11 @@ final class Acquisition {
      * grant the holder watches its own node instead ({@link ZooKeeperLease#watchNode}), so later waiters
      * joining cost it nothing.
      */
-    private static final class ChildrenWatch implements Watcher {
+    static final class ChildrenWatch implements Watcher {
         final AtomicInteger fires = new AtomicInteger();
         volatile ZooKeeperLease holder;
+        /** A waiter of a semaphore that waits for the children to change: woken by them. */
+        volatile Runnable waiter;
 
         @Override
         public void process(WatchedEvent event) {
@@ -407,6 +437,10 @@ final class Acquisition {
             ZooKeeperLease h = holder;
             if (h != null) {
                 h.watchNode();
+            }
+            Runnable w = waiter;
+            if (w != null) {
+                w.run();
             }
         }
     }

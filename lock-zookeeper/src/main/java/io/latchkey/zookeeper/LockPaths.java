@@ -16,11 +16,17 @@ import org.apache.zookeeper.common.PathUtils;
  * becomes its first {@value #KEPT} characters, {@code ~} and the SHA-256 of the name in hex: the
  * short form never contains {@code ~} (it is encoded as {@code %7E}) and is never that long, so the
  * two forms cannot meet, and two long names share a node only if SHA-256 collides.
+ *
+ * <p>Semaphores live in the subtree {@value #SEMAPHORES} under the base path, their names mapped the
+ * same way below it. No lock name maps to that node: {@code @} is always encoded ({@code @semaphores}
+ * as a lock name is {@code %40semaphores}), so a lock and a semaphore of one name never share a node.
  */
 final class LockPaths {
 
     /** The base path when neither the URI's path nor the namespace option gives one. */
     static final String DEFAULT_BASE = "/latchkey";
+    /** The node under the base path that holds the semaphores: a name no lock name maps to. */
+    static final String SEMAPHORES = "@semaphores";
     static final int MAX_PLAIN = 200;
     static final int KEPT = 120;
     private static final char[] HEX = "0123456789ABCDEF".toCharArray();

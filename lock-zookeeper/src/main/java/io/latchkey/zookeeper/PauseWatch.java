@@ -46,11 +46,17 @@ final class PauseWatch {
      * otherwise with {@code otherwise} as the message.
      */
     LockBackendUnavailableException unavailable(String lockName, String where, Throwable cause, String otherwise) {
+        return unavailable(lockName, "lock '" + lockName + "'", where, cause, otherwise);
+    }
+
+    /** As {@link #unavailable(String, String, Throwable, String)}, about {@code subject} ("semaphore 'x'"). */
+    LockBackendUnavailableException unavailable(String lockName, String subject, String where, Throwable cause,
+            String otherwise) {
         if (!paused()) {
             return new LockBackendUnavailableException(lockName, otherwise, cause);
         }
         Duration pause = Duration.ofMillis(TimeUnit.NANOSECONDS.toMillis(longestNanos));
-        return new LockBackendUnavailableException(lockName, "lock '" + lockName + "' (" + where + ") was not acquired:"
+        return new LockBackendUnavailableException(lockName, subject + " (" + where + ") was not acquired:"
                 + " this process was paused for " + Durations.format(pause) + " while it waited (a stopped process, a"
                 + " long garbage collection or an overloaded host), past the caller's wait; zookeeper may have expired"
                 + " this client's session meanwhile; try again", cause);

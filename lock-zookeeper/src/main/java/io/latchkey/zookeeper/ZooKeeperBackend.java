@@ -7,6 +7,8 @@ import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
+import io.latchkey.spi.PermitLease;
+import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -26,7 +28,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The ZooKeeper {@link LockBackend}: a lock recipe on ephemeral sequential nodes ({@link Acquisition})
- * under one base path, one child path per lock name. Thread-safe.
+ * under one base path, one child path per lock name, and semaphores ({@link PermitAcquisition}) in
+ * the subtree {@link LockPaths#SEMAPHORES} beside them. Thread-safe.
  *
  * <p>An acquire runs on the caller's thread: its requests go out in the background and it waits for
  * their answers and watches at most its deadline plus the {@code timeout} option, so a request stuck
@@ -35,7 +38,7 @@ import org.slf4j.LoggerFactory;
  * The backend's threads: one renewal timer, and Curator's own (its event thread and the ZooKeeper
  * client's two).
  */
-final class ZooKeeperBackend implements LockBackend {
+final class ZooKeeperBackend implements SemaphoreBackend {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperBackend.class);
     private static final AtomicInteger BACKENDS = new AtomicInteger();
@@ -47,10 +50,22 @@ final class ZooKeeperBackend implements LockBackend {
     final ScheduledExecutorService renewer;
     private final boolean ownsClient;
     private final Set<ZooKeeperLease> leases = ConcurrentHashMap.newKeySet();
-    /** Acquisitions waiting now: a change of the connection wakes them to look again. */
-    final Set<Acquisition> waiting = ConcurrentHashMap.newKeySet();
+    /** Acquisitions of locks and permits waiting now: a change of the connection wakes them to look again. */
+    final Set<Waiter> waiting = ConcurrentHashMap.newKeySet();
     private final ConnectionStateListener listener = this::stateChanged;
     private volatile boolean closed;
+    /**
+     * The number of permits read from each semaphore node, with the node's {@code czxid}: written once
+     * at the node's creation, it holds for as long as that node lives. The most recently used
+     * {@value #PERMITS_REMEMBERED} paths, so that a million names over time cost no million entries.
+     */
+    private final java.util.LinkedHashMap<String, long[]> permitsRead = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(java.util.Map.Entry<String, long[]> eldest) {
+            return size() > PERMITS_REMEMBERED;
+        }
+    };
+    static final int PERMITS_REMEMBERED = 1024;
     /** How often an acquisition of this backend read the lock's children: once per wake-up; for the herd test. */
     final LongAdder childrenReads = new LongAdder();
 
@@ -75,6 +90,47 @@ final class ZooKeeperBackend implements LockBackend {
 
     String lockPath(String lockName) {
         return basePath + "/" + LockPaths.nodeName(lockName);
+    }
+
+    @Override
+    public String describeSemaphore(String name) {
+        return "zookeeper path '" + semaphorePath(name) + "'";
+    }
+
+    String semaphorePath(String name) {
+        return basePath + "/" + LockPaths.SEMAPHORES + "/" + LockPaths.nodeName(name);
+    }
+
+    @Override
+    public PermitLease acquirePermit(String name, int permits, Deadline deadline, LeaseEvidence evidence)
+            throws InterruptedException {
+        if (closed) {
+            throw new IllegalStateException("zookeeper lock backend is closed; no permit of semaphore '" + name
+                    + "' was acquired");
+        }
+        return new PermitAcquisition(this, name, permits, deadline, evidence).run();
+    }
+
+    /**
+     * The number of permits of a semaphore node, by its path, if this backend read it from the node
+     * created with {@code czxid}; null otherwise.
+     */
+    Integer knownPermits(String path, long czxid) {
+        synchronized (permitsRead) {
+            long[] known = permitsRead.get(path);
+            return known != null && known[0] == czxid ? (int) known[1] : null;
+        }
+    }
+
+    void rememberPermits(String path, long czxid, int permits) {
+        synchronized (permitsRead) {
+            permitsRead.put(path, new long[] {czxid, permits});
+        }
+    }
+
+    /** An acquisition waiting for a watch, which a change of the connection or the backend's close wakes too. */
+    interface Waiter {
+        void wake();
     }
 
     @Override
@@ -112,41 +168,45 @@ final class ZooKeeperBackend implements LockBackend {
 
     private void stateChanged(CuratorFramework c, ConnectionState state) {
         if (state == ConnectionState.SUSPENDED && !leases.isEmpty()) {
-            log.warn("connection to zookeeper suspended; locks {} under {} stay valid at most until their validity"
-                    + " deadline unless the connection comes back", leases.stream().map(l -> "'" + l.lockName() + "'")
+            log.warn("connection to zookeeper suspended; {} under {} stay valid at most until their validity"
+                    + " deadline unless the connection comes back", leases.stream().map(ZooKeeperLease::subject)
                     .sorted().collect(java.util.stream.Collectors.joining(", ")), basePath);
         }
         for (ZooKeeperLease lease : leases) {
             lease.connectionStateChanged(state);
         }
-        for (Acquisition a : waiting) {
+        for (Waiter a : waiting) {
             a.wake();
         }
     }
 
     /** Maps a failure of a ZooKeeper call about a lock to the exception the caller gets. */
     LockException failure(String lockName, String doing, Throwable e) {
-        String where = describe(lockName);
+        return failure(lockName, "lock '" + lockName + "'", describe(lockName), doing, e);
+    }
+
+    /** Maps a failure of a ZooKeeper call about {@code subject} ("lock 'x'", "semaphore 'x'") at {@code where}. */
+    LockException failure(String lockName, String subject, String where, String doing, Throwable e) {
         if (e instanceof KeeperException.NoAuthException) {
-            return new LockException(lockName, "not allowed to " + doing + " lock '" + lockName + "' (" + where + "):"
+            return new LockException(lockName, "not allowed to " + doing + " " + subject + " (" + where + "):"
                     + " the base path '" + basePath + "' is protected by an ACL; connect with the username and password"
                     + " that own it (zookeeper://user:password@host:2181" + basePath + ")", e);
         }
         if (e instanceof KeeperException.ConnectionLossException || e instanceof KeeperException.SessionExpiredException
                 || e instanceof KeeperException.OperationTimeoutException
                 || e instanceof KeeperException.SessionMovedException) {
-            return new LockBackendUnavailableException(lockName, "could not " + doing + " lock '" + lockName + "' ("
+            return new LockBackendUnavailableException(lockName, "could not " + doing + " " + subject + " ("
                     + where + "): zookeeper is not reachable (" + e.getMessage() + "); check that the ensemble is up and"
                     + " reachable", e);
         }
-        return new LockException(lockName, "could not " + doing + " lock '" + lockName + "' (" + where + "): " + e, e);
+        return new LockException(lockName, "could not " + doing + " " + subject + " (" + where + "): " + e, e);
     }
 
     @Override
     public void close() {
         closed = true;
         client.getConnectionStateListenable().removeListener(listener);
-        for (Acquisition a : waiting) {
+        for (Waiter a : waiting) {
             a.wake();
         }
         renewer.shutdownNow();

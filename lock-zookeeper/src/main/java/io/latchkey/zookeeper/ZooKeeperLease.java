@@ -41,10 +41,12 @@ import org.slf4j.LoggerFactory;
  * {@link LeaseEvidence#confirmed}. {@code SUSPENDED} stops the evidence, so the validity deadline
  * counts down from the last answer; {@code RECONNECTED} probes at once; {@code LOST}, an answer without
  * the node, or the node's deletion seen by a watch report {@link LeaseEvidence#lost}. The watch is the
- * one the grant's children read left on the lock path (no request of its own); at its first change
- * the lease watches its own node with {@code exists}.
+ * one the grant's children read left on the lock path (no request of its own); at its first change,
+ * or at its first probe if that comes first, the lease watches its own node with {@code exists} (a
+ * permit's grant changes its semaphore's children itself, so a permit's node is watched from its first
+ * probe).
  */
-final class ZooKeeperLease implements BackendLease {
+class ZooKeeperLease implements BackendLease {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLease.class);
     /** Set while this class's ZooKeeper callbacks run: releasing there must not wait for another callback. */
@@ -84,9 +86,9 @@ final class ZooKeeperLease implements BackendLease {
         try {
             renewal = backend.renewer.scheduleWithFixedDelay(this::renew, every, every, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
-            throw new IllegalStateException("zookeeper lock backend is closed; lock '" + lockName + "' was released", e);
+            throw new IllegalStateException("zookeeper lock backend is closed; " + subject() + " was released", e);
         }
-        log.debug("lock '{}' granted: node {}, fencing token (czxid) {}", lockName, node, czxid);
+        log.debug("{} granted: node {}, fencing token (czxid) {}", subject(), node, czxid);
     }
 
     /** Watches this lease's own node from now on: once, as the lock path's children changed. */
@@ -98,6 +100,16 @@ final class ZooKeeperLease implements BackendLease {
 
     String lockName() {
         return lockName;
+    }
+
+    /** What this lease holds, for messages: {@code lock 'x'}. */
+    String subject() {
+        return "lock '" + lockName + "'";
+    }
+
+    /** Where it lives, for messages. */
+    String where() {
+        return backend.describe(lockName);
     }
 
     /** The node's {@code czxid}: ZooKeeper's transaction ids are global and only grow, across restarts too. */
@@ -128,7 +140,7 @@ final class ZooKeeperLease implements BackendLease {
             return;
         }
         stopRenewal();
-        CompletableFuture<Void> deleted = deleteInBackground(backend.client, node, lockName);
+        CompletableFuture<Void> deleted = deleteNode();
         if (Boolean.TRUE.equals(IN_CALLBACK.get())) {
             return; // the delete's answer would come on this very thread; Curator keeps retrying it
         }
@@ -137,20 +149,25 @@ final class ZooKeeperLease implements BackendLease {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException e) {
-            throw backend.failure(lockName, "release", e.getCause());
+            throw backend.failure(lockName, subject(), where(), "release", e.getCause());
         } catch (TimeoutException e) {
-            throw new LockBackendUnavailableException(lockName, "zookeeper did not confirm the release of lock '" + lockName
-                    + "' (node " + node + ") within the timeout option (" + Durations.format(backend.timeout)
+            throw new LockBackendUnavailableException(lockName, "zookeeper did not confirm the release of " + subject()
+                    + " (node " + node + ") within the timeout option (" + Durations.format(backend.timeout)
                     + "); Curator keeps trying"
                     + " to delete the node, and it goes with the session at the latest", e);
         }
+    }
+
+    /** Deletes this lease's node: a lock node's name is never used again, so Curator's guaranteed delete is safe. */
+    CompletableFuture<Void> deleteNode() {
+        return deleteInBackground(backend.client, node, lockName);
     }
 
     void releaseQuietly() {
         try {
             release();
         } catch (RuntimeException e) {
-            log.warn("release of lock '{}' (node {}) failed; the node goes with the session", lockName, node, e);
+            log.warn("release of {} (node {}) failed; the node goes with the session", subject(), node, e);
         }
     }
 
@@ -196,8 +213,14 @@ final class ZooKeeperLease implements BackendLease {
         if (!probeSentAt.compareAndSet(previous, now)) {
             return;
         }
-        probe(false).whenComplete((stat, error) -> {
+        // a node no change of its parent's children has got watched yet (a permit's, which its own grant
+        // changed) is watched from its first probe on, at no request of its own
+        boolean watch = watchingNode.compareAndSet(false, true);
+        probe(watch).whenComplete((stat, error) -> {
             probeSentAt.compareAndSet(now, 0);
+            if (error != null && watch) {
+                watchingNode.set(false);
+            }
             if (error != null) {
                 log.debug("probe of lock '{}' (node {}) failed; the validity deadline keeps counting down", lockName, node, error);
             } else if (ours(stat, "no longer exists")) {

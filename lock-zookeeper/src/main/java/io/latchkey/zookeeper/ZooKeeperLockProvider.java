@@ -47,7 +47,8 @@ import org.slf4j.LoggerFactory;
  * mutexes on the same path exclude each other. The lowest node holds the lock; every other waiter
  * watches only its predecessor, so a release wakes one waiter, and grants follow creation order (FIFO).
  * The server's container manager deletes a lock name's node once its last lock node is gone, so a
- * million names over time leave no million empty nodes.
+ * million names over time leave no million empty nodes. Semaphores live apart, under
+ * {@code <base>/@semaphores} (see the package documentation).
  *
  * <p><b>The recipe is Latchkey's own</b> ({@code Acquisition}), not {@code InterProcessMutex}: that
  * mutex keys its reentrancy by thread and refuses {@code release()} from another thread (contract rule

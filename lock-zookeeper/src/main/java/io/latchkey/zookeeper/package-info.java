@@ -1,6 +1,6 @@
 /**
- * The ZooKeeper backend of Latchkey, a lock recipe of its own on ephemeral sequential nodes through
- * Curator: add
+ * The ZooKeeper backend of Latchkey, a lock recipe and a semaphore recipe of its own on ephemeral
+ * nodes through Curator: add
  * {@code io.latchkey:lock-zookeeper} and connect with
  * {@code zookeeper://[user:password@]host1:2181,host2:2181[/base/path][?lease=30s&timeout=5s&namespace=team]},
  * or wrap the application's own Curator client with
@@ -50,5 +50,44 @@
  * after the process exits without closing it (kill -9, {@code System.exit}), so the lock is free before
  * {@code atLeast}. The last completed schedule slot is recorded in the lock name's node, fenced by the
  * holder's lock node and token (see {@code SlotRecord}); that node then stays, as the record of what ran.
+ *
+ * <p><b>Semaphores</b> ({@code PermitAcquisition}, {@code ZooKeeperPermit}). A semaphore of {@code N}
+ * permits is the container node {@code <base>/@semaphores/<name>} (names mapped as lock names; no lock
+ * name maps to {@code @semaphores}, since {@code @} is always encoded, so a lock and a semaphore of one
+ * name never meet), whose data is {@code N}, written once by the first waiter that finds the node
+ * missing. A waiter creates an ephemeral sequential {@code _c_<uuid>-wait-<seq>} in it and reads its
+ * children and number of permits; a different stored number is an {@link java.lang.IllegalArgumentException} naming
+ * the semaphore, its path and both numbers. With {@code free} the number of permits minus the
+ * ephemeral {@code slot-<k>} nodes present, the waiters at the first {@code free} positions take the
+ * lowest free slot, each in one transaction that creates {@code slot-<k>} (failing if another holder
+ * has it: the next one is tried), writes the waiter's name into it and deletes the waiter; the first
+ * waiter not admitted watches the children, each later one its predecessor, so a release wakes one
+ * waiter. The fencing token is the slot node's {@code czxid}: per slot, every grant creates the node
+ * anew, and transaction ids only grow, across server restarts, session expiry and the container's
+ * deletion, so no token counter is kept. A permit is a lock's lease in everything else: its evidence
+ * from the transaction's send time (a write of the live session), the same renewal, the same
+ * {@code SUSPENDED}/{@code LOST} handling, a permit on an expired session lost with it, and a waiter
+ * whose session expired queueing again within its wait. Its release deletes the slot only through the
+ * session that owns it: the next holder takes the same path, which Curator's guaranteed delete, retrying
+ * in a later session, could otherwise remove. Once no permit is held or asked for, the container manager
+ * deletes the semaphore's node (and with it the number of permits) and then {@code @semaphores}.
+ * An uncontended acquire and release is four requests (create, getChildren, the transaction, delete),
+ * three of them writes ({@code ZooKeeperRequestCountTest}); the number of permits is read with a
+ * getData once per client and incarnation of the semaphore's node (the children read reports the
+ * node's {@code czxid}, and its data never changes).
+ *
+ * <p><b>Why not Curator's {@code InterProcessSemaphoreV2}.</b> Its leases are ephemeral sequential
+ * nodes without a slot: a lease cannot say which of the {@code N} permits it holds, so there is no
+ * {@code slot()}, no "one valid holder per slot" to show and no resource fenced per slot; its lease
+ * node's {@code czxid} would order the grants of the whole name, which fences no better than a token
+ * per slot and says nothing about which holder a slot's resource should expect. Each client passes its
+ * own {@code maxLeases}, and clients that disagree are not refused: each counts against its own
+ * number (or a {@code SharedCount} node that stays on the server). Every acquire takes an internal
+ * {@code InterProcessMutex} and, holding it, waits for the lease count to drop: a mutex create,
+ * children read and delete around the lease's own create and children read, more requests than this
+ * recipe, and a waiter paused while holding that mutex stalls every acquirer of the name until its
+ * session expires. Its waits also run on Curator's blocking calls rather than within the caller's
+ * deadline plus {@code timeout}. So the semaphore is a recipe of its own beside the lock's, sharing the
+ * lock's lease, evidence, session and bounds machinery.
  */
 package io.latchkey.zookeeper;

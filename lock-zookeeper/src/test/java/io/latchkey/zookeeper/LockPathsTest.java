@@ -46,6 +46,16 @@ class LockPathsTest {
     }
 
     @Test
+    @DisplayName("no lock name maps to the semaphores' subtree: '@' is always encoded")
+    void noLockNameMapsToTheSemaphores() {
+        assertThat(LockPaths.nodeName(LockPaths.SEMAPHORES)).isEqualTo("%40semaphores");
+        for (String name : List.of("@semaphores", "%40semaphores", "@", "x".repeat(255), "\u4e2d".repeat(255))) {
+            assertThat(LockPaths.nodeName(name)).as("the node of '%s'", name).doesNotContain("@")
+                    .isNotEqualTo(LockPaths.SEMAPHORES);
+        }
+    }
+
+    @Test
     @DisplayName("the base path comes from the URI's path, prefixed by the namespace, and must be legal")
     void basePath() {
         assertThat(LockPaths.basePath("", null)).isEqualTo("/latchkey");

@@ -3,14 +3,17 @@ package io.latchkey.zookeeper;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.latchkey.DistributedLock;
+import io.latchkey.DistributedSemaphore;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
+import io.latchkey.SemaphoreLease;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockUri;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.zookeeper.ZooKeeperServer;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -22,7 +25,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The request floor of issue 13, counted by the server, not timed: an uncontended lock and unlock is
- * three requests of the client's session (create, getChildren, delete), two of them writes.
+ * three requests of the client's session (create, getChildren, delete), two of them writes; an
+ * uncontended acquire and release of a semaphore's permit is four (create, getChildren, the
+ * transaction that takes the slot, delete), three of them writes (five write operations, the
+ * transaction holding three), once the client has read the semaphore's number of permits.
  *
  * <p>Two counters of the server itself: the {@code cons} four-letter word gives each connection's
  * last client request id ({@code lcxid}); a ZooKeeper client numbers its requests 1, 2, 3… and pings,
@@ -80,6 +86,54 @@ class ZooKeeperRequestCountTest {
                     .isEqualTo(3L * CYCLES);
             assertThat(namespaceCount(server, namespace, "write") - writesBefore).as("writes (create, delete)")
                     .isEqualTo(2L * CYCLES);
+            assertThat(namespaceCount(server, namespace, "read") - readsBefore).as("reads (getChildren)")
+                    .isEqualTo((long) CYCLES);
+        }
+    }
+
+    @Test
+    @DisplayName("an uncontended acquire and release of a permit is 4 requests of the session: create, getChildren,"
+            + " the slot's transaction, delete, 3 of them writes; the number of permits is read once")
+    void fourRequestsPerPermit() throws Exception {
+        ZooKeeperServer server = ZOOKEEPER.get();
+        String namespace = "semcount" + System.nanoTime();
+        LockOptions options = LockOptions.builder().lease(BASE.lease()).timeout(BASE.timeout()).namespace(namespace)
+                .build();
+        InetSocketAddress a = server.endpoints().get(0);
+        LockUri uri = new LockUri("zookeeper", List.of(new LockUri.HostAndPort(a.getHostString(), a.getPort())), "",
+                server.uri(server.endpoints()));
+        ZooKeeperBackend backend = (ZooKeeperBackend) new ZooKeeperLockProvider().connect(uri, options);
+        try (LockClient client = LockClients.of("zookeeper", backend, options);
+                CuratorFramework raw = ZooKeeperTestSupport.rawClient(server.connectString())) {
+            DistributedSemaphore semaphore = client.semaphore("counted", 2);
+            // the semaphore's node as a semaphore in use has it: persistent here, so the server's container
+            // manager does not delete it between cycles (a new one would cost a create)
+            raw.create().creatingParentsIfNeeded().forPath(backend.semaphorePath(semaphore.name()),
+                    "2".getBytes(StandardCharsets.UTF_8));
+            long session = backend.client.getZookeeperClient().getZooKeeper().getSessionId();
+            long firstBefore = lastRequestId(server, session);
+            semaphore.tryAcquire(Duration.ZERO).orElseThrow().close();
+            assertThat(lastRequestId(server, session) - firstBefore).as("requests of the first acquire and release,"
+                    + " which reads the number of permits").isEqualTo(5L);
+            long requestsBefore = lastRequestId(server, session);
+            long writesBefore = namespaceCount(server, namespace, "write");
+            long readsBefore = namespaceCount(server, namespace, "read");
+
+            for (int i = 0; i < CYCLES; i++) {
+                try (SemaphoreLease lease = semaphore.tryAcquire(Duration.ZERO).orElseThrow()) {
+                    assertThat(lease.isValid()).isTrue();
+                    assertThat(lease.slot()).as("the lowest free slot").isZero();
+                }
+            }
+
+            assertThat(backend.client.getZookeeperClient().getZooKeeper().getSessionId()).as("the session, unchanged")
+                    .isEqualTo(session);
+            assertThat(lastRequestId(server, session) - requestsBefore).as("requests of the session for %d cycles", CYCLES)
+                    .isEqualTo(4L * CYCLES);
+            // the server counts each operation of a transaction: 3 write requests are 5 write operations
+            assertThat(namespaceCount(server, namespace, "write") - writesBefore)
+                    .as("write operations (create; the transaction's create, setData and delete; delete)")
+                    .isEqualTo(5L * CYCLES);
             assertThat(namespaceCount(server, namespace, "read") - readsBefore).as("reads (getChildren)")
                     .isEqualTo((long) CYCLES);
         }

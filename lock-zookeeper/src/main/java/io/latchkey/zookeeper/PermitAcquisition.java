@@ -1,0 +1,454 @@
+package io.latchkey.zookeeper;
+
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.spi.Deadline;
+import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.PermitLease;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One acquisition of a permit of a semaphore, run on the caller's thread: a queue of ephemeral
+ * sequential waiter nodes in front of {@code permits} ephemeral slot nodes. Not thread-safe (one
+ * caller); its watchers may fire on ZooKeeper's event thread.
+ *
+ * <p><b>The recipe.</b> The semaphore's node {@code <base>/@semaphores/<name>} is a container holding
+ * the number of permits as its data, created once by the first waiter that finds it missing. A waiter
+ * creates {@code <semaphore>/_c_<uuid>-wait-<seq>} (Curator's protected mode, as the lock's node), then
+ * reads the semaphore's children, and its data when this client has not read them from this
+ * incarnation of the node yet (the children read reports the node's {@code czxid}). Holders have no waiter node: with
+ * {@code free} = permits minus the {@code slot-<k>} nodes present, the waiters at positions below
+ * {@code free} are admitted, and each takes the lowest slot it sees free in one transaction that
+ * creates the ephemeral {@code slot-<k>} (failing if it exists: the next free slot is tried), writes
+ * the waiter's name into it (the write's {@code Stat} carries the slot's {@code czxid}, the fencing
+ * token, and its owner session, which a create inside a transaction does not return) and deletes the
+ * waiter node. Since taking a slot removes the taker from the queue, one departure wakes one waiter:
+ * the first waiter not admitted watches the semaphore's children (a release of a slot or the departure
+ * of a waiter changes them), every later waiter only its predecessor. Uncontended, an acquire and
+ * release is four requests: create, getChildren, the transaction, delete (of the slot); the first
+ * acquire of a client on a semaphore node adds a getData.
+ *
+ * <p><b>Evidence.</b> The transaction is a write the leader orders only for a live session, answered
+ * with a slot owned by this client's current session: the validity deadline counts the session
+ * timeout from its send time, as a lock's grant does from its create. The number of permits is read
+ * after this waiter's create, at a server that has applied that create, so it is the data of the
+ * semaphore node the waiter sits in, which cannot be deleted while the waiter, and then the slot, is
+ * in it: a different number is refused with an {@link IllegalArgumentException}, never granted.
+ *
+ * <p><b>Expired sessions and bounds</b> are the lock's ({@link Acquisition}): a waiter whose session
+ * expired finds its node gone or owned by the old session, deletes what is left and queues again
+ * within its wait; every answer is awaited at most until the deadline plus the {@code timeout} option;
+ * a node the caller no longer waits for is deleted, including a slot taken by a transaction answered
+ * only after the caller left (in its own session only, see {@link ZooKeeperPermit}).
+ */
+final class PermitAcquisition implements ZooKeeperBackend.Waiter {
+
+    private static final Logger log = LoggerFactory.getLogger(PermitAcquisition.class);
+    private static final long RETRY_PAUSE_MS = 50;
+
+    private final ZooKeeperBackend backend;
+    private final String name;
+    private final int permits;
+    private final String path;
+    private final String subject;
+    private final String where;
+    private final Deadline deadline;
+    private final Deadline limit;
+    private final LeaseEvidence evidence;
+    private final PauseWatch pauses;
+    private final Watcher predecessorWatch = event -> wake();
+    private final Acquisition.ChildrenWatch childrenWatch = new Acquisition.ChildrenWatch();
+    private final Runnable wakeUp = this::wake;
+    private boolean woken; // guarded by this
+
+    /** This acquisition's waiter node and its owner session, while it has one. */
+    private String node;
+    private long owner;
+
+    PermitAcquisition(ZooKeeperBackend backend, String name, int permits, Deadline deadline, LeaseEvidence evidence) {
+        this.backend = backend;
+        this.name = name;
+        this.permits = permits;
+        this.path = backend.semaphorePath(name);
+        this.subject = "semaphore '" + name + "'";
+        this.where = backend.describeSemaphore(name);
+        this.deadline = deadline;
+        this.limit = deadline.plus(backend.timeout);
+        this.evidence = evidence;
+        this.pauses = new PauseWatch(backend.timeout);
+    }
+
+    /** The granted permit, or {@code null} if every permit stayed held until the deadline. */
+    PermitLease run() throws InterruptedException {
+        backend.waiting.add(this);
+        try {
+            return queue();
+        } finally {
+            backend.waiting.remove(this);
+            childrenWatch.waiter = null;
+            if (node != null) {
+                // not granted: this waiter would hold up the waiters behind it until the session ends
+                ZooKeeperLease.deleteInBackground(backend.client, node, name);
+            }
+        }
+    }
+
+    private PermitLease queue() throws InterruptedException {
+        boolean first = true;
+        boolean watchChildren = false; // whether the next read leaves a watch that wakes this waiter
+        KeeperException lastFailure = null;
+        while (true) {
+            checkOpen();
+            try {
+                if (node == null) {
+                    if (!first && deadline.hasPassed()) {
+                        if (lastFailure != null) {
+                            throw failure(lastFailure);
+                        }
+                        throw pauses.unavailable(name, subject, where, null, "no permit of " + subject + " (" + where
+                                + ") was acquired: this client's zookeeper session ended while it waited, and the wait"
+                                + " was over before it could queue again");
+                    }
+                    first = false;
+                    lastFailure = null;
+                    if (!createWaiter()) {
+                        continue;
+                    }
+                }
+                if (owner != backend.sessionId()) {
+                    requeue("belongs to the expired session 0x" + Long.toHexString(owner));
+                    continue;
+                }
+                synchronized (this) {
+                    woken = false;
+                }
+                childrenWatch.waiter = watchChildren ? wakeUp : null;
+                int firesBefore = childrenWatch.fires.get();
+                View view = read(watchChildren);
+                String ours = ZKPaths.getNodeFromPath(node);
+                if (view == null || !view.children.contains(ours)) {
+                    node = null; // gone with this client's expired session
+                    log.debug("{}: waiter {} is gone with its expired session; queueing again", subject, ours);
+                    continue;
+                }
+                if (view.permits != permits) {
+                    throw mismatch(view.permits);
+                }
+                if (owner != backend.sessionId()) {
+                    requeue("belongs to the expired session 0x" + Long.toHexString(owner));
+                    continue;
+                }
+                List<String> waiters = SemaphoreNodes.waiters(view.children);
+                Set<Integer> taken = SemaphoreNodes.slots(view.children);
+                int at = waiters.indexOf(ours);
+                taken.removeIf(k -> k >= permits); // not slots of this number of permits: never created here
+                int free = Math.max(0, permits - taken.size());
+                if (at < free) {
+                    for (int slot = 0; slot < permits && node != null; slot++) {
+                        if (!taken.contains(slot)) {
+                            PermitLease granted = take(slot, firesBefore);
+                            if (granted != null) {
+                                return granted;
+                            }
+                        }
+                    }
+                    if (node == null) {
+                        continue; // the waiter went with its session: queue again
+                    }
+                }
+                if (deadline.hasPassed()) {
+                    return null;
+                }
+                if (at <= free) {
+                    // the first waiter not admitted, or one admitted whose slots were all taken meanwhile: a
+                    // released slot or a departed waiter changes the children
+                    if (!watchChildren) {
+                        watchChildren = true; // read again, leaving a watch that wakes this waiter
+                        continue;
+                    }
+                    if (childrenWatch.fires.get() == firesBefore) {
+                        awaitWake(deadline);
+                    }
+                } else {
+                    watchChildren = false;
+                    childrenWatch.waiter = null;
+                    // a session that changed meanwhile, with no wake-up left to tell: look again at once
+                    if (watch(ZKPaths.makePath(path, waiters.get(at - 1))) && owner == backend.sessionId()) {
+                        awaitWake(deadline);
+                    }
+                }
+            } catch (KeeperException e) {
+                if (!Acquisition.retriable(e) || deadline.hasPassed()) {
+                    throw failure(e);
+                }
+                lastFailure = e;
+                log.debug("{} ({}): {}; trying again within the wait", subject, where, e.toString());
+                synchronized (this) {
+                    woken = false;
+                }
+                awaitWake(Deadline.after(Duration.ofMillis(RETRY_PAUSE_MS)));
+            }
+        }
+    }
+
+    private void checkOpen() {
+        if (backend.isClosed()) {
+            throw new IllegalStateException("zookeeper lock backend is closed; no permit of " + subject + " was acquired");
+        }
+    }
+
+    private IllegalArgumentException mismatch(int stored) {
+        return new IllegalArgumentException(subject + " (" + where + ") has " + stored + " permits on the server, and"
+                + " this call asked for " + permits + ": every holder of a semaphore must use the same number of permits");
+    }
+
+    private RuntimeException failure(KeeperException e) {
+        RuntimeException failure = backend.failure(name, subject, where, "acquire a permit of", e);
+        if (failure instanceof LockBackendUnavailableException u && pauses.paused()) {
+            return pauses.unavailable(name, subject, where, e, u.getMessage());
+        }
+        return failure;
+    }
+
+    /** Creates this acquisition's waiter node, and the semaphore's node first if it is missing; false to try again. */
+    private boolean createWaiter() throws KeeperException, InterruptedException {
+        for (int attempt = 0; attempt < 2; attempt++) {
+            CompletableFuture<CuratorEvent> sent = Acquisition.send(cb -> backend.client.create().withProtection()
+                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).withACL(backend.acl).inBackground(cb)
+                    .forPath(ZKPaths.makePath(path, SemaphoreNodes.WAITER_PREFIX), new byte[0]));
+            CuratorEvent created;
+            try {
+                created = await(sent, "queue for a permit of");
+            } catch (InterruptedException | RuntimeException e) {
+                // the caller leaves: a waiter created after this moment would hold up the queue for nobody
+                sent.thenAccept(late -> {
+                    if (Acquisition.ok(late)) {
+                        ZooKeeperLease.deleteInBackground(backend.client, late.getName(), name);
+                    }
+                });
+                throw e;
+            }
+            if (Acquisition.code(created) == KeeperException.Code.NONODE && attempt == 0) {
+                createSemaphoreNode();
+                continue;
+            }
+            check(created);
+            node = created.getName();
+            Stat stat = created.getStat();
+            if (stat == null) {
+                // Curator found the node by its uuid after a lost connection, without its Stat
+                stat = Acquisition.syncedStat(backend, node, answer -> await(answer, "confirm the waiter of"));
+                if (stat == null) {
+                    node = null;
+                    return false;
+                }
+            }
+            owner = stat.getEphemeralOwner();
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * The semaphore's container node with the number of permits as its data, created once: a node that
+     * exists keeps its number (another client's may differ, which the read after the waiter's create
+     * finds). The container manager deletes it once its last waiter and slot are gone.
+     */
+    private void createSemaphoreNode() throws KeeperException, InterruptedException {
+        byte[] data = Integer.toString(permits).getBytes(StandardCharsets.UTF_8);
+        CuratorEvent created = await(Acquisition.send(cb -> backend.client.create().creatingParentContainersIfNeeded()
+                .withMode(CreateMode.CONTAINER).withACL(backend.acl, true).inBackground(cb).forPath(path, data)),
+                "create the node of");
+        if (Acquisition.code(created) != KeeperException.Code.NODEEXISTS) {
+            check(created);
+        }
+    }
+
+    /** The semaphore's number of permits and its children. */
+    private record View(int permits, List<String> children) {
+    }
+
+    /**
+     * The semaphore node's children and number of permits; {@code null} if the node is gone. The number
+     * is read once per incarnation of the node (its {@code czxid}, which the children read reports): a
+     * node's data is written only at its creation, so it is known for as long as that node lives.
+     */
+    private View read(boolean watch) throws KeeperException, InterruptedException {
+        CuratorEvent c = await(Acquisition.send(cb -> (watch
+                ? backend.client.getChildren().usingWatcher(childrenWatch) : backend.client.getChildren())
+                .inBackground(cb).forPath(path)), "read the queue of");
+        if (Acquisition.code(c) == KeeperException.Code.NONODE) {
+            return null;
+        }
+        check(c);
+        Integer known = c.getStat() == null ? null : backend.knownPermits(path, c.getStat().getCzxid());
+        if (known != null) {
+            return new View(known, c.getChildren());
+        }
+        CuratorEvent d = await(Acquisition.send(cb -> backend.client.getData().inBackground(cb).forPath(path)),
+                "read the permits of");
+        if (Acquisition.code(d) == KeeperException.Code.NONODE) {
+            return null;
+        }
+        check(d);
+        int n = SemaphoreNodes.permits(d.getData(), name, subject, path);
+        backend.rememberPermits(path, d.getStat().getCzxid(), n);
+        return new View(n, c.getChildren());
+    }
+
+    /**
+     * Takes slot {@code slot} in one transaction: create it, write this waiter's name into it (whose
+     * {@code Stat} tells the slot's czxid and owner), delete the waiter. Null if the slot is taken or
+     * the waiter is gone ({@link #node} then null).
+     */
+    private PermitLease take(int slot, int firesBefore) throws KeeperException, InterruptedException {
+        String slotPath = ZKPaths.makePath(path, SemaphoreNodes.SLOT_PREFIX + slot);
+        byte[] holder = ZKPaths.getNodeFromPath(node).getBytes(StandardCharsets.UTF_8);
+        List<CuratorOp> ops;
+        try {
+            ops = List.of(
+                    backend.client.transactionOp().create().withMode(CreateMode.EPHEMERAL).withACL(backend.acl)
+                            .forPath(slotPath, new byte[0]),
+                    backend.client.transactionOp().setData().forPath(slotPath, holder),
+                    backend.client.transactionOp().delete().forPath(node));
+        } catch (Exception e) {
+            throw backend.failure(name, subject, where, "take a permit of", e);
+        }
+        long sentAt = System.nanoTime();
+        CompletableFuture<CuratorEvent> sent = Acquisition.send(cb -> backend.client.transaction().inBackground(cb)
+                .forOperations(ops));
+        CuratorEvent answer;
+        try {
+            answer = await(sent, "take a permit of");
+        } catch (InterruptedException | RuntimeException e) {
+            // the caller leaves: a slot taken after this moment would be held for nobody
+            sent.thenAccept(late -> {
+                Stat stat = Acquisition.ok(late) && late.getOpResults() != null && late.getOpResults().size() == 3
+                        ? late.getOpResults().get(1).getResultStat() : null;
+                if (stat != null) {
+                    log.info("{}: slot {} was taken after the caller stopped waiting; releasing it", subject, slot);
+                    ZooKeeperPermit.deleteSlot(backend, slotPath, stat.getCzxid(), stat.getEphemeralOwner(), subject);
+                }
+            });
+            throw e;
+        }
+        List<CuratorTransactionResult> results = answer.getOpResults();
+        if (Acquisition.ok(answer) && results != null && results.size() == 3) {
+            node = null; // deleted by the transaction
+            return grant(slot, slotPath, results.get(1).getResultStat(), sentAt, firesBefore);
+        }
+        int createError = SemaphoreNodes.error(results, 0);
+        int deleteError = SemaphoreNodes.error(results, 2);
+        if (createError == KeeperException.Code.NODEEXISTS.intValue()) {
+            Stat earlier = slotOf(slotPath, holder);
+            if (earlier != null) {
+                // Curator sent the transaction again after a lost answer: the first one took the slot
+                node = null;
+                return grant(slot, slotPath, earlier, sentAt, firesBefore);
+            }
+            return null;
+        }
+        if (deleteError == KeeperException.Code.NONODE.intValue()) {
+            node = null;
+            log.debug("{}: waiter {} is gone with its expired session; queueing again", subject,
+                    new String(holder, StandardCharsets.UTF_8));
+            return null;
+        }
+        check(answer);
+        throw KeeperException.create(KeeperException.Code.get(SemaphoreNodes.firstError(results)), slotPath);
+    }
+
+    /** The Stat of a slot node this waiter took in an earlier answer lost with the connection, or null. */
+    private Stat slotOf(String slotPath, byte[] holder) throws KeeperException, InterruptedException {
+        CuratorEvent read = await(Acquisition.send(cb -> backend.client.getData().inBackground(cb).forPath(slotPath)),
+                "read a slot of");
+        if (Acquisition.code(read) == KeeperException.Code.NONODE) {
+            return null;
+        }
+        check(read);
+        return Arrays.equals(read.getData(), holder) ? read.getStat() : null;
+    }
+
+    private PermitLease grant(int slot, String slotPath, Stat stat, long sentAt, int firesBefore) {
+        childrenWatch.waiter = null;
+        if (stat == null || stat.getEphemeralOwner() != backend.sessionId()) {
+            // taken in a session that has ended since: the server deletes the slot with it; queue again
+            log.debug("{}: slot {} was taken in a session that has ended; queueing again", subject, slot);
+            return null;
+        }
+        ZooKeeperPermit lease = new ZooKeeperPermit(backend, name, slotPath, slot, stat.getCzxid(),
+                stat.getEphemeralOwner(), evidence);
+        try {
+            lease.start(sentAt);
+        } catch (RuntimeException e) {
+            lease.releaseQuietly();
+            throw e;
+        }
+        childrenWatch.holder = lease;
+        if (childrenWatch.fires.get() != firesBefore) {
+            lease.watchNode(); // the children changed since the read that set the watch: it may be spent
+        }
+        return lease;
+    }
+
+    private void requeue(String why) {
+        log.debug("{}: waiter {} {}; queueing again", subject, node, why);
+        ZooKeeperLease.deleteInBackground(backend.client, node, name);
+        node = null;
+    }
+
+    /** Watches the predecessor; false if it is already gone (then no watch is left behind). */
+    private boolean watch(String predecessor) throws KeeperException, InterruptedException {
+        CuratorEvent read = await(Acquisition.send(cb -> backend.client.getData().usingWatcher(predecessorWatch)
+                .inBackground(cb).forPath(predecessor)), "watch the queue of");
+        if (Acquisition.code(read) == KeeperException.Code.NONODE) {
+            return false;
+        }
+        check(read);
+        return true;
+    }
+
+    @Override
+    public void wake() {
+        synchronized (this) {
+            woken = true;
+            notifyAll();
+        }
+    }
+
+    private void awaitWake(Deadline until) throws InterruptedException {
+        synchronized (this) {
+            while (!woken && !until.hasPassed() && !backend.isClosed()) {
+                long nap = Math.min(PauseWatch.TICK_NANOS, until.remainingNanos());
+                TimeUnit.NANOSECONDS.timedWait(this, nap);
+                pauses.woke(nap);
+            }
+        }
+    }
+
+    private CuratorEvent await(CompletableFuture<CuratorEvent> answer, String doing)
+            throws KeeperException, InterruptedException {
+        return Acquisition.await(backend, answer, limit, pauses, name, subject, where, doing, this::checkOpen);
+    }
+
+    private static void check(CuratorEvent event) throws KeeperException {
+        if (!Acquisition.ok(event)) {
+            throw KeeperException.create(Acquisition.code(event), event.getPath());
+        }
+    }
+}
