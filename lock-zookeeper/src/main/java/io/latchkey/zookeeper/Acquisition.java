@@ -5,6 +5,7 @@ import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.Pauses;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -67,6 +68,8 @@ final class Acquisition {
     static final String LOCK_NODE_PREFIX = "lock-";
     /** The pause before trying again after this client's connection failed. */
     private static final long RETRY_PAUSE_MS = 50;
+    /** The longest a waiting thread sleeps at once, so that its wake-ups show a pause of this process. */
+    private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final ZooKeeperBackend backend;
     private final String lockName;
@@ -74,7 +77,7 @@ final class Acquisition {
     private final Deadline deadline;
     private final Deadline limit;
     private final LeaseEvidence evidence;
-    private final PauseWatch pauses;
+    private final Pauses pauses;
     private final byte[] data;
     private final Watcher predecessorWatch = event -> wake();
     private final ChildrenWatch childrenWatch = new ChildrenWatch();
@@ -92,7 +95,7 @@ final class Acquisition {
         this.deadline = deadline;
         this.limit = deadline.plus(backend.timeout);
         this.evidence = evidence;
-        this.pauses = new PauseWatch(backend.timeout);
+        this.pauses = Pauses.until(limit);
         this.data = lockName.getBytes(StandardCharsets.UTF_8);
     }
 
@@ -123,9 +126,9 @@ final class Acquisition {
                         if (lastFailure != null) {
                             throw failure(lastFailure);
                         }
-                        throw pauses.unavailable(lockName, backend.describe(lockName), null, "lock '" + lockName + "' ("
+                        throw unavailable(new LockBackendUnavailableException(lockName, "lock '" + lockName + "' ("
                                 + backend.describe(lockName) + ") was not acquired: this client's zookeeper session"
-                                + " ended while it waited, and the wait was over before it could queue again");
+                                + " ended while it waited, and the wait was over before it could queue again", null));
                     }
                     first = false;
                     evidenceAt = System.nanoTime();
@@ -186,10 +189,16 @@ final class Acquisition {
 
     private RuntimeException failure(KeeperException e) {
         RuntimeException failure = backend.failure(lockName, "acquire", e);
-        if (failure instanceof LockBackendUnavailableException u && pauses.paused()) {
-            return pauses.unavailable(lockName, backend.describe(lockName), e, u.getMessage());
+        if (failure instanceof LockBackendUnavailableException u) {
+            return unavailable(u);
         }
         return failure;
+    }
+
+    /** {@code failure}, or the same told as a pause of this process if it was paused while acquiring. */
+    private LockBackendUnavailableException unavailable(LockBackendUnavailableException failure) {
+        return pauses.explain(failure, lockName, "lock '" + lockName + "' (" + backend.describe(lockName)
+                + ") was not acquired: ", "waiting for the lock", "zookeeper");
     }
 
     /** Creates this acquisition's node; false if it must be created again. */
@@ -322,7 +331,7 @@ final class Acquisition {
     private void awaitWake(Deadline until) throws InterruptedException {
         synchronized (this) {
             while (!woken && !until.hasPassed() && !backend.isClosed()) {
-                long nap = Math.min(PauseWatch.TICK_NANOS, until.remainingNanos());
+                long nap = Math.min(TICK_NANOS, until.remainingNanos());
                 TimeUnit.NANOSECONDS.timedWait(this, nap);
                 pauses.woke(nap);
             }
@@ -347,12 +356,12 @@ final class Acquisition {
     private CuratorEvent await(CompletableFuture<CuratorEvent> answer, String doing)
             throws KeeperException, InterruptedException {
         while (true) {
-            long nap = Math.min(PauseWatch.TICK_NANOS, limit.remainingNanos());
+            long nap = Math.min(TICK_NANOS, limit.remainingNanos());
             if (nap <= 0) {
-                throw pauses.unavailable(lockName, backend.describe(lockName), null, "zookeeper did not answer within"
+                throw unavailable(new LockBackendUnavailableException(lockName, "zookeeper did not answer within"
                         + " the wait plus the timeout option (" + Durations.format(backend.timeout) + ") while trying to "
                         + doing + " lock '" + lockName + "' (" + backend.describe(lockName) + "); check that the"
-                        + " ensemble is up and reachable");
+                        + " ensemble is up and reachable", null));
             }
             try {
                 return answer.get(nap, TimeUnit.NANOSECONDS);
