@@ -9,7 +9,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Tells a call that gave up because this process itself was paused (stopped with SIGSTOP, in a long
  * garbage collection, starved on an overloaded host, a suspended VM) from one the backend left
- * unanswered, and words the message once for every backend: "this process was paused for N while ...".
+ * unanswered, and words the message once for every backend: "this process was paused for at least N
+ * while ...".
  *
  * <p>The evidence is the call's own clock, {@link System#nanoTime()}, which keeps counting while a
  * process is stopped. A call that began at {@code start} with the bound {@code bound} gives up at its
@@ -114,17 +115,27 @@ public final class Pauses {
 
     /**
      * The message for a call of bound {@code bound} during which this process was paused for
-     * {@code pause}, the same on every backend: {@code "this process was paused for 15234ms while acquiring
-     * lock 'job', a call bounded by 7500ms: ..."}, durations as {@link Durations#format} writes them.
+     * {@code pause}, the same on every backend: {@code "this process was paused for at least 15234ms while
+     * acquiring lock 'job', a call bounded by 7500ms: ..."}, durations as {@link Durations#format} writes
+     * them, the bound to the nearest millisecond. "At least": the overrun is the part of the pause that
+     * fell past the bound, and a late wake-up the part beyond the nap asked for.
      *
      * @param doing what the call did, as a gerund phrase, or null
      */
     public static String sentence(Duration pause, Duration bound, String doing, String backend) {
-        return "this process was paused for " + Durations.format(pause)
+        return "this process was paused for at least " + Durations.format(pause)
                 + (doing == null || doing.isEmpty() ? "" : " while " + doing)
-                + ", a call bounded by " + Durations.format(bound) + ": the process was stopped, in a long garbage"
+                + ", a call bounded by " + Durations.format(toMillis(bound)) + ": the process was stopped, in a long garbage"
                 + " collection or starved on an overloaded host, so the time went by here rather than waiting for "
                 + backend + "; find what paused the process, then try again";
+    }
+
+    private static Duration toMillis(Duration d) {
+        try {
+            return Duration.ofMillis((d.toNanos() + 500_000) / 1_000_000);
+        } catch (ArithmeticException e) {
+            return d; // centuries: printed in hours anyway
+        }
     }
 
     private static long saturatedNanos(Duration d) {

@@ -35,12 +35,12 @@ class PausesTest {
         LockException told = call.explain((LockException) silent(), "job", "lock 'job' (redis key 'latchkey:job'): ",
                 "acquiring lock 'job'", "redis");
         assertThat(told).isInstanceOf(LockBackendUnavailableException.class).hasCause(CAUSE)
-                .hasMessageStartingWith("lock 'job' (redis key 'latchkey:job'): this process was paused for ")
+                .hasMessageStartingWith("lock 'job' (redis key 'latchkey:job'): this process was paused for at least ")
                 .hasMessageContaining(" while acquiring lock 'job', a call bounded by 5s:")
                 .hasMessageNotContaining("did not answer").hasMessageNotContaining("check that");
         assertThat(((LockBackendUnavailableException) told).lockName()).isEqualTo("job");
         // durations as users write them: whole milliseconds, no PT15.2S
-        assertThat(told.getMessage()).containsPattern("paused for \\d+(ms|s) while").doesNotContain("PT");
+        assertThat(told.getMessage()).containsPattern("paused for at least \\d+(ms|s) while").doesNotContain("PT");
     }
 
     @Test
@@ -82,7 +82,10 @@ class PausesTest {
     @DisplayName("the sentence reads without a 'while' clause too, and Pauses.until measures from now to the deadline")
     void sentenceAndUntil() {
         assertThat(Pauses.sentence(Duration.ofMillis(15234), Duration.ofSeconds(5), null, "the brokers"))
-                .startsWith("this process was paused for 15234ms, a call bounded by 5s: ");
+                .startsWith("this process was paused for at least 15234ms, a call bounded by 5s: ");
+        // a bound measured from now to a deadline prints to the millisecond, not in nanoseconds
+        assertThat(Pauses.sentence(Duration.ofSeconds(9), Duration.ofNanos(7_499_869_697L), "waiting", "zookeeper"))
+                .contains("a call bounded by 7500ms");
         Pauses until = Pauses.until(Deadline.after(Duration.ofSeconds(7)));
         assertThat(until.bound()).isBetween(Duration.ofSeconds(6), Duration.ofSeconds(7));
         assertThat(until.pause()).isEmpty();

@@ -44,7 +44,7 @@ abstract class PausedWaiterTests extends ContractGroup {
     static final Pattern BLAMES_SERVER = Pattern.compile("did not answer|could not be reached|check that",
             Pattern.CASE_INSENSITIVE);
 
-    private static final Pattern PAUSE_LENGTH = Pattern.compile(Pattern.quote(PAUSED) + "(\\d+(?:ms|s|m|h))");
+    private static final Pattern PAUSE_LENGTH = Pattern.compile(Pattern.quote(PAUSED) + "(?:at least )?(\\d+(?:ms|s|m|h))");
 
     @Test
     @DisplayName("a waiter stopped for 2 × (wait + timeout) + 1s while the server is silent is told that its process was"
