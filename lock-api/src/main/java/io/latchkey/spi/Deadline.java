@@ -62,8 +62,8 @@ public final class Deadline {
      * How far past this deadline the clock is now; zero if it has not passed. For timeout messages: a
      * call that gives up with an overrun far beyond its own scheduling (more than the round trip it
      * allowed, say) was not slowed by the server but paused with its whole process (a long GC,
-     * SIGSTOP, a suspended VM), and the message should say "this process was paused for N ms" rather
-     * than blame the backend.
+     * SIGSTOP, a suspended VM), and the message should say "this process was paused for N" rather
+     * than blame the backend: {@link Pauses} decides that and words it.
      */
     public Duration overrun() {
         return Duration.ofNanos(Math.max(0, System.nanoTime() - nanoTime));

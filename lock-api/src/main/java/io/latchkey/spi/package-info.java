@@ -24,8 +24,10 @@
  *       {@link io.latchkey.spi.DaemonThreads} (threads named {@code latchkey-...}),
  *       {@link io.latchkey.spi.Durations} (parse {@code 1500ms}, print durations as users write them),
  *       {@link io.latchkey.spi.LockUri} (the parsed URI, and {@code LockUri.parse} for a backend's own
- *       URI tests) and {@link io.latchkey.spi.LockClients} (a {@code LockClient} on a backend built
- *       from the application's own client object).</li>
+ *       URI tests), {@link io.latchkey.spi.LockClients} (a {@code LockClient} on a backend built
+ *       from the application's own client object) and {@link io.latchkey.spi.Pauses} (on a timeout or
+ *       unavailability path: whether this process was paused past the call's bound, and the one
+ *       sentence that says so instead of blaming the server).</li>
  * </ul>
  *
  * <h2>Writing a backend</h2>

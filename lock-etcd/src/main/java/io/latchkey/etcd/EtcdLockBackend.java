@@ -13,6 +13,7 @@ import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
+import io.latchkey.spi.Pauses;
 import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -299,13 +300,8 @@ final class EtcdLockBackend implements LockBackend {
      * a long GC, a suspended VM), so the silence is this process's, not etcd's; null if it was not paused.
      */
     private String paused(long startNanos, Duration bound, String what) {
-        long over = System.nanoTime() - startNanos - bound.toNanos();
-        if (over <= Math.max(bound.toNanos(), TimeUnit.SECONDS.toNanos(1))) {
-            return null;
-        }
-        return "this process was paused for " + TimeUnit.NANOSECONDS.toMillis(over) + " ms while " + what
-                + " (bound " + Durations.format(bound) + "), so the answer of etcd at " + where + " was not awaited;"
-                + " look for long GC pauses or a stopped process, then try again";
+        return Pauses.since(startNanos, bound).pause().map(p -> Pauses.sentence(p, bound, what, "etcd at " + where))
+                .orElse(null);
     }
 
     /** {@link #call} for callers that cannot throw {@link InterruptedException}: it keeps the interrupt status. */

@@ -8,6 +8,7 @@ import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
+import io.latchkey.spi.Pauses;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -313,17 +314,13 @@ final class KafkaLockBackend implements LockBackend {
     }
 
     /**
-     * "this process was paused for N ms" if a call that began at {@code start} with the bound
-     * {@code bound} overran it by more than the bound again: no slow server explains that, a pause of
-     * the whole process (a long GC, SIGSTOP, a suspended VM) does; {@code null} otherwise.
+     * {@link Pauses}' "this process was paused for N" if a call that began at {@code start} with the bound
+     * {@code bound} overran it by more than the bound again (at least a second): no slow server explains
+     * that, a pause of the whole process (a long GC, SIGSTOP, a suspended VM) does; {@code null} otherwise.
      */
     static String pausedFor(Deadline start, Duration bound) {
-        Duration over = start.plus(bound).overrun();
-        if (over.compareTo(bound) <= 0) {
-            return null;
-        }
-        return "this process was paused for about " + Durations.format(Duration.ofMillis(over.toMillis()))
-                + " (the call overran its bound of " + Durations.format(bound) + " by that much), not slowed by the broker";
+        return Pauses.since(start.nanoTime(), bound).pause().map(p -> Pauses.sentence(p, bound, null, "the brokers"))
+                .orElse(null);
     }
 
     /**

@@ -19,6 +19,7 @@ import io.latchkey.spi.Durations;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
+import io.latchkey.spi.Pauses;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -197,22 +198,25 @@ final class RedisLockBackend implements LockBackend {
     private List<Long> attempt(String lockName, String key, String field, long queueFor, Deadline end)
             throws InterruptedException {
         // With replicas Redisson follows the script with WAIT (checkLockSyncedSlaves), as it did for RFencedLock.
+        long sentAt = System.nanoTime();
+        long bound = bound(end);
         RFuture<List<Long>> pending = commands.syncedEvalNoRetry(key, LongCodec.INSTANCE, RedisCommands.EVAL_LONG_LIST,
                 GRANT, List.of(key, tokenKey(key), waitersKey(key)), leaseMillis, field, queueFor, timeout.toMillis());
         String action = "while acquiring lock '" + lockName + "'";
         try {
-            return pending.toCompletableFuture().get(bound(end), TimeUnit.NANOSECONDS);
+            return pending.toCompletableFuture().get(bound, TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             abandon(key, field);
             throw e;
         } catch (TimeoutException e) {
             abandon(key, field);
-            throw RedisConfigs.didNotAnswer(lockName, where(lockName), action + " (within the wait plus the timeout)",
-                    timeout, e);
+            throw orPaused(RedisConfigs.didNotAnswer(lockName, where(lockName), action + " (within the wait plus the timeout)",
+                    timeout, e), lockName, action, sentAt, bound);
         } catch (ExecutionException e) {
             // An attempt that failed after its script ran (no replica acknowledged it, or the answer was lost) may have left the key.
             abandon(key, field);
-            throw RedisConfigs.translate(lockName, where(lockName), action, timeout, e);
+            throw orPaused(RedisConfigs.translate(lockName, where(lockName), action, timeout, e), lockName, action, sentAt,
+                    bound);
         }
     }
 
@@ -222,6 +226,18 @@ final class RedisLockBackend implements LockBackend {
      */
     private long bound(Deadline end) {
         return Math.max(Math.min(end.remainingNanos(), timeout.toNanos()), timeout.toNanos() / 4);
+    }
+
+    /**
+     * {@code failure}, or the same told as a pause of this process ({@link Pauses}) if the call that began
+     * at {@code startNanos} with the bound {@code boundNanos} gave up far past it: then Redis is not blamed.
+     *
+     * @param action what the call did, as the messages of this backend say it ({@code "while acquiring ..."})
+     */
+    private LockException orPaused(LockException failure, String lockName, String action, long startNanos, long boundNanos) {
+        String doing = action.startsWith("while ") ? action.substring("while ".length()) : action;
+        return Pauses.since(startNanos, Duration.ofNanos(boundNanos)).explain(failure, lockName,
+                "lock '" + lockName + "' (" + where(lockName) + "): ", doing, "redis");
     }
 
     /** Makes sure an attempt we stop waiting for never leaves the lock held or this owner queued. */
@@ -246,6 +262,7 @@ final class RedisLockBackend implements LockBackend {
      * after it reconnects (a restart of the server), so a waiter stays reachable across a restart.
      */
     private Waiter subscribe(String lockName, String key, String field, Deadline end) throws InterruptedException {
+        long sentAt = System.nanoTime();
         Waiter waiter = new Waiter(redisson.getTopic(wakeChannel(key), StringCodec.INSTANCE));
         RFuture<Integer> f = waiter.topic.addListenerAsync(String.class, (channel, message) -> {
             if (field.equals(message)) {
@@ -253,14 +270,17 @@ final class RedisLockBackend implements LockBackend {
             }
         });
         String action = "while subscribing to the wake-ups of lock '" + lockName + "'";
+        long bound = bound(end);
         try {
-            waiter.listener = f.toCompletableFuture().get(bound(end), TimeUnit.NANOSECONDS);
+            waiter.listener = f.toCompletableFuture().get(bound, TimeUnit.NANOSECONDS);
             return waiter;
         } catch (TimeoutException e) {
             f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
-            throw RedisConfigs.didNotAnswer(lockName, where(lockName), action, timeout, e);
+            throw orPaused(RedisConfigs.didNotAnswer(lockName, where(lockName), action, timeout, e), lockName, action,
+                    sentAt, bound);
         } catch (ExecutionException e) {
-            throw RedisConfigs.translate(lockName, where(lockName), action, timeout, e);
+            throw orPaused(RedisConfigs.translate(lockName, where(lockName), action, timeout, e), lockName, action, sentAt,
+                    bound);
         } catch (InterruptedException e) {
             f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
             throw e;
@@ -409,12 +429,15 @@ final class RedisLockBackend implements LockBackend {
         }
 
         private <T> T await(CompletableFuture<T> f, String what) {
+            long start = System.nanoTime();
             try {
                 return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
             } catch (ExecutionException e) {
-                throw RedisConfigs.translate(lockName, where(lockName), what, timeout, e);
+                throw orPaused(RedisConfigs.translate(lockName, where(lockName), what, timeout, e), lockName, what, start,
+                        timeout.toNanos());
             } catch (TimeoutException e) {
-                throw RedisConfigs.didNotAnswer(lockName, where(lockName), what, timeout, e);
+                throw orPaused(RedisConfigs.didNotAnswer(lockName, where(lockName), what, timeout, e), lockName, what, start,
+                        timeout.toNanos());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new LockException(lockName, "interrupted " + what + " (" + where(lockName) + ")", e);
@@ -430,6 +453,7 @@ final class RedisLockBackend implements LockBackend {
             }
             String what = "while releasing lock '" + lockName + "' (it expires on its own within "
                     + Durations.format(lease()) + ")";
+            long start = System.nanoTime();
             CompletableFuture<Long> f = RedisLockBackend.this.release(key, field(owner));
             try {
                 Long released = f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
@@ -439,9 +463,11 @@ final class RedisLockBackend implements LockBackend {
                     log.debug("lock '{}' ({}) was no longer held by this lease at release", lockName, describe(lockName));
                 }
             } catch (ExecutionException e) {
-                throw RedisConfigs.translate(lockName, where(lockName), what, timeout, e);
+                throw orPaused(RedisConfigs.translate(lockName, where(lockName), what, timeout, e), lockName, what, start,
+                        timeout.toNanos());
             } catch (TimeoutException e) {
-                throw RedisConfigs.didNotAnswer(lockName, where(lockName), what, timeout, e);
+                throw orPaused(RedisConfigs.didNotAnswer(lockName, where(lockName), what, timeout, e), lockName, what, start,
+                        timeout.toNanos());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new LockException(lockName, "interrupted " + what + " (" + where(lockName) + ")", e);

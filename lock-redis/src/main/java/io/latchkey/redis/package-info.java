@@ -104,7 +104,10 @@
  * accessed, so a killed holder's lock is granted within {@code lease} plus that wake-up. Any failure to reach Redis
  * (refused, unresolvable, silent, paused, restarting) is a
  * {@link io.latchkey.LockBackendUnavailableException} within {@code timeout} for connect and
- * {@code wait + timeout} for an acquire; a release or renewal gets {@code timeout}.
+ * {@code wait + timeout} for an acquire; a release or renewal gets {@code timeout}. A call that gives
+ * up far past its bound (by more than the bound again, at least a second) was not kept waiting by
+ * Redis but paused with this whole process: its message says "this process was paused for at least N"
+ * ({@link io.latchkey.spi.Pauses}) instead of asking to check the server.
  *
  * <p>Sentinels and cluster nodes report node addresses as they see them; clients behind NAT or outside
  * a container network map them with the {@code natMap} option.

@@ -209,6 +209,16 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
     }
 
     @Nested
+    @Order(16)
+    @DisplayName("2c. Honest messages: a waiter whose own process was paused is told so, not that the server is down")
+    class PausedWaiter extends PausedWaiterTests {
+        @Override
+        LockContract<?> contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
     @Order(13)
     @DisplayName("Scheduled jobs: a task under the lock, atMost and atLeast per call, lock events")
     class ScheduledJobs extends ScheduledJobTests {

@@ -5,6 +5,8 @@ import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.Pauses;
+import java.util.function.UnaryOperator;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -67,6 +69,9 @@ final class Acquisition implements ZooKeeperBackend.Waiter {
     static final String LOCK_NODE_PREFIX = "lock-";
     /** The pause before trying again after this client's connection failed. */
     private static final long RETRY_PAUSE_MS = 50;
+    /** The longest a waiting thread sleeps at once, so that its wake-ups show a pause of this process. */
+    /** How often a waiting thread wakes, to notice this process's pauses and the backend's close. */
+    static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final ZooKeeperBackend backend;
     private final String lockName;
@@ -74,7 +79,7 @@ final class Acquisition implements ZooKeeperBackend.Waiter {
     private final Deadline deadline;
     private final Deadline limit;
     private final LeaseEvidence evidence;
-    private final PauseWatch pauses;
+    private final Pauses pauses;
     private final byte[] data;
     private final Watcher predecessorWatch = event -> wake();
     private final ChildrenWatch childrenWatch = new ChildrenWatch();
@@ -92,7 +97,7 @@ final class Acquisition implements ZooKeeperBackend.Waiter {
         this.deadline = deadline;
         this.limit = deadline.plus(backend.timeout);
         this.evidence = evidence;
-        this.pauses = new PauseWatch(backend.timeout);
+        this.pauses = Pauses.until(limit);
         this.data = lockName.getBytes(StandardCharsets.UTF_8);
     }
 
@@ -123,9 +128,9 @@ final class Acquisition implements ZooKeeperBackend.Waiter {
                         if (lastFailure != null) {
                             throw failure(lastFailure);
                         }
-                        throw pauses.unavailable(lockName, backend.describe(lockName), null, "lock '" + lockName + "' ("
+                        throw unavailable(new LockBackendUnavailableException(lockName, "lock '" + lockName + "' ("
                                 + backend.describe(lockName) + ") was not acquired: this client's zookeeper session"
-                                + " ended while it waited, and the wait was over before it could queue again");
+                                + " ended while it waited, and the wait was over before it could queue again", null));
                     }
                     first = false;
                     evidenceAt = System.nanoTime();
@@ -186,10 +191,16 @@ final class Acquisition implements ZooKeeperBackend.Waiter {
 
     private RuntimeException failure(KeeperException e) {
         RuntimeException failure = backend.failure(lockName, "acquire", e);
-        if (failure instanceof LockBackendUnavailableException u && pauses.paused()) {
-            return pauses.unavailable(lockName, backend.describe(lockName), e, u.getMessage());
+        if (failure instanceof LockBackendUnavailableException u) {
+            return unavailable(u);
         }
         return failure;
+    }
+
+    /** {@code failure}, or the same told as a pause of this process if it was paused while acquiring. */
+    private LockBackendUnavailableException unavailable(LockBackendUnavailableException failure) {
+        return pauses.explain(failure, lockName, "lock '" + lockName + "' (" + backend.describe(lockName)
+                + ") was not acquired: ", "waiting for the lock", "zookeeper");
     }
 
     /** Creates this acquisition's node; false if it must be created again. */
@@ -339,7 +350,7 @@ final class Acquisition implements ZooKeeperBackend.Waiter {
     private void awaitWake(Deadline until) throws InterruptedException {
         synchronized (this) {
             while (!woken && !until.hasPassed() && !backend.isClosed()) {
-                long nap = Math.min(PauseWatch.TICK_NANOS, until.remainingNanos());
+                long nap = Math.min(TICK_NANOS, until.remainingNanos());
                 TimeUnit.NANOSECONDS.timedWait(this, nap);
                 pauses.woke(nap);
             }
@@ -364,23 +375,25 @@ final class Acquisition implements ZooKeeperBackend.Waiter {
     /** The answer, waited for at most until the caller's deadline plus the timeout option. */
     private CuratorEvent await(CompletableFuture<CuratorEvent> answer, String doing)
             throws KeeperException, InterruptedException {
-        return await(backend, answer, limit, pauses, lockName, "lock '" + lockName + "'", backend.describe(lockName),
-                doing, () -> backend.checkOpen(lockName));
+        return await(backend, answer, limit, pauses, this::unavailable, lockName, "lock '" + lockName + "'",
+                backend.describe(lockName), doing, () -> backend.checkOpen(lockName));
     }
 
     /**
      * An answer about {@code subject} ("lock 'x'", "semaphore 'x'"), waited for at most until
-     * {@code limit}, waking every tick to notice this process's pauses and the backend's close.
+     * {@code limit}, waking every tick to notice this process's pauses and the backend's close; a silence
+     * past the limit is the exception {@code explain} makes of it (told as a pause if there was one).
      */
     static CuratorEvent await(ZooKeeperBackend backend, CompletableFuture<CuratorEvent> answer, Deadline limit,
-            PauseWatch pauses, String name, String subject, String where, String doing, Runnable checkOpen)
+            Pauses pauses, UnaryOperator<LockBackendUnavailableException> explain, String name, String subject,
+            String where, String doing, Runnable checkOpen)
             throws KeeperException, InterruptedException {
         while (true) {
-            long nap = Math.min(PauseWatch.TICK_NANOS, limit.remainingNanos());
+            long nap = Math.min(TICK_NANOS, limit.remainingNanos());
             if (nap <= 0) {
-                throw pauses.unavailable(name, subject, where, null, "zookeeper did not answer within"
+                throw explain.apply(new LockBackendUnavailableException(name, "zookeeper did not answer within"
                         + " the wait plus the timeout option (" + Durations.format(backend.timeout) + ") while trying to "
-                        + doing + " " + subject + " (" + where + "); check that the ensemble is up and reachable");
+                        + doing + " " + subject + " (" + where + "); check that the ensemble is up and reachable", null));
             }
             try {
                 return answer.get(nap, TimeUnit.NANOSECONDS);

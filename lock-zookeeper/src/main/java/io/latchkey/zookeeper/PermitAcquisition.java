@@ -3,6 +3,7 @@ package io.latchkey.zookeeper;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.Pauses;
 import io.latchkey.spi.PermitLease;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -70,7 +71,7 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
     private final Deadline deadline;
     private final Deadline limit;
     private final LeaseEvidence evidence;
-    private final PauseWatch pauses;
+    private final Pauses pauses;
     private final Watcher predecessorWatch = event -> wake();
     private final Acquisition.ChildrenWatch childrenWatch = new Acquisition.ChildrenWatch();
     private final Runnable wakeUp = this::wake;
@@ -90,7 +91,7 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
         this.deadline = deadline;
         this.limit = deadline.plus(backend.timeout);
         this.evidence = evidence;
-        this.pauses = new PauseWatch(backend.timeout);
+        this.pauses = Pauses.until(limit);
     }
 
     /** The granted permit, or {@code null} if every permit stayed held until the deadline. */
@@ -120,9 +121,9 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
                         if (lastFailure != null) {
                             throw failure(lastFailure);
                         }
-                        throw pauses.unavailable(name, subject, where, null, "no permit of " + subject + " (" + where
-                                + ") was acquired: this client's zookeeper session ended while it waited, and the wait"
-                                + " was over before it could queue again");
+                        throw unavailable(new LockBackendUnavailableException(name, "no permit of " + subject + " ("
+                                + where + ") was acquired: this client's zookeeper session ended while it waited, and"
+                                + " the wait was over before it could queue again", null));
                     }
                     first = false;
                     lastFailure = null;
@@ -219,10 +220,16 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
 
     private RuntimeException failure(KeeperException e) {
         RuntimeException failure = backend.failure(name, subject, where, "acquire a permit of", e);
-        if (failure instanceof LockBackendUnavailableException u && pauses.paused()) {
-            return pauses.unavailable(name, subject, where, e, u.getMessage());
+        if (failure instanceof LockBackendUnavailableException u) {
+            return unavailable(u);
         }
         return failure;
+    }
+
+    /** {@code failure}, or the same told as a pause of this process if it was paused while acquiring. */
+    private LockBackendUnavailableException unavailable(LockBackendUnavailableException failure) {
+        return pauses.explain(failure, name, "no permit of " + subject + " (" + where + ") was acquired: ",
+                "waiting for a permit", "zookeeper");
     }
 
     /** Creates this acquisition's waiter node, and the semaphore's node first if it is missing; false to try again. */
@@ -434,7 +441,7 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
     private void awaitWake(Deadline until) throws InterruptedException {
         synchronized (this) {
             while (!woken && !until.hasPassed() && !backend.isClosed()) {
-                long nap = Math.min(PauseWatch.TICK_NANOS, until.remainingNanos());
+                long nap = Math.min(Acquisition.TICK_NANOS, until.remainingNanos());
                 TimeUnit.NANOSECONDS.timedWait(this, nap);
                 pauses.woke(nap);
             }
@@ -443,7 +450,8 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
 
     private CuratorEvent await(CompletableFuture<CuratorEvent> answer, String doing)
             throws KeeperException, InterruptedException {
-        return Acquisition.await(backend, answer, limit, pauses, name, subject, where, doing, this::checkOpen);
+        return Acquisition.await(backend, answer, limit, pauses, this::unavailable, name, subject, where, doing,
+                this::checkOpen);
     }
 
     private static void check(CuratorEvent event) throws KeeperException {

@@ -285,20 +285,6 @@ class ZooKeeperEdgesTest {
         return found.get();
     }
 
-    @Test
-    @DisplayName("a process paused past its bound is told so, not that the ensemble is down")
-    void pauseIsReported() throws Exception {
-        PauseWatch watch = new PauseWatch(OPTIONS.timeout());
-        long nap = TimeUnit.MILLISECONDS.toNanos(PauseWatch.TICK_MS);
-        Thread.sleep(OPTIONS.timeout().multipliedBy(2).toMillis()); // stands for the stopped process
-        watch.woke(nap);
-        assertThat(watch.unavailable("job", "zookeeper path '/latchkey/job'", null, "not paused"))
-                .hasMessageContaining("this process was paused for ").hasMessageNotContaining("ensemble");
-        PauseWatch quiet = new PauseWatch(OPTIONS.timeout());
-        quiet.woke(nap);
-        assertThat(quiet.unavailable("job", "zookeeper path '/latchkey/job'", null, "not paused")).hasMessage("not paused");
-    }
-
     // ---- item 5: the application's Curator client ----
 
     @Test

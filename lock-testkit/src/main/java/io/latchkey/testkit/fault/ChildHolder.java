@@ -115,6 +115,21 @@ public final class ChildHolder implements AutoCloseable {
     }
 
     /**
+     * Asks the child to acquire {@code lockName} waiting at most {@code wait}, and returns once the child
+     * says that it is trying (within {@code bound}): its calling thread waits inside {@code tryLock}, for
+     * the backend's answer or between attempts. A test may stop the child then and know that the call
+     * began before the stop. The call's own answer follows with {@link #next}.
+     */
+    public Reply startAcquire(String lockName, Duration wait, Duration bound) {
+        Reply r = request("announced-acquire " + wait.toMillis() + " " + URLEncoder.encode(lockName, StandardCharsets.UTF_8),
+                bound);
+        if (!r.kind().equals("trying")) {
+            throw failure("the child did not start acquiring '" + lockName + "': " + r);
+        }
+        return r;
+    }
+
+    /**
      * Asks the child to take a permit of semaphore {@code name} of {@code permits} permits, waiting at
      * most {@code wait}; answers within {@code bound}: {@code acquired <token> <slot>} or {@code empty}.
      * The child then holds the permit as it holds a lock's lease ({@code check-then-write},

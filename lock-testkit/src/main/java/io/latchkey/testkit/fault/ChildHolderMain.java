@@ -15,7 +15,8 @@ import java.util.Optional;
  * input and output, one line per command and per answer.
  *
  * <p>Argument: the connection URI, with the options in its query. Commands: {@code acquire <waitMillis>
- * <url-encoded name>}, {@code acquire-permit <waitMillis> <permits> <url-encoded name>} (a permit of a
+ * <url-encoded name>}, {@code announced-acquire <waitMillis> <url-encoded name>} (the same, first answering
+ * {@code trying} once the call waits for the backend), {@code acquire-permit <waitMillis> <permits> <url-encoded name>} (a permit of a
  * semaphore, then held like a lock's lease), {@code check-then-write}, {@code await-lost <millis>}, {@code release},
  * {@code exit}. Answers are lines that
  * start with {@value #PREFIX}, so that anything else a library prints to standard output is ignored:
@@ -56,9 +57,12 @@ public final class ChildHolderMain {
             String[] parts = line.trim().split(" ", 3);
             try {
                 switch (parts[0]) {
+                    case "announced-acquire":
                     case "acquire":
                         String name = URLDecoder.decode(parts[2], StandardCharsets.UTF_8);
-                        Optional<Lease> got = client.lock(name).tryLock(Duration.ofMillis(Long.parseLong(parts[1])));
+                        Duration wait = Duration.ofMillis(Long.parseLong(parts[1]));
+                        Optional<Lease> got = parts[0].equals("acquire") ? client.lock(name).tryLock(wait)
+                                : announced(out, () -> client.lock(name).tryLock(wait));
                         lease = got.orElse(null);
                         out.println(PREFIX + (lease == null ? "empty" : "acquired " + lease.fencingToken()));
                         break;
@@ -105,6 +109,34 @@ public final class ChildHolderMain {
             }
         }
         client.close();
+    }
+
+    /**
+     * Runs {@code call} and answers {@code trying} once this thread waits inside it (for the backend's
+     * answer, or between its attempts), or once it returned, whichever is first: a parent that stops
+     * this process on reading {@code trying} stops it during the call, after it began.
+     */
+    private static <T> T announced(PrintStream out, java.util.concurrent.Callable<T> call) throws Exception {
+        Thread caller = Thread.currentThread();
+        java.util.concurrent.atomic.AtomicBoolean returned = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread announcer = new Thread(() -> {
+            while (!returned.get()) {
+                Thread.State state = caller.getState();
+                if (state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING) {
+                    break;
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+            }
+            out.println(PREFIX + "trying");
+        }, "testkit-child-announcer");
+        announcer.setDaemon(true);
+        announcer.start();
+        try {
+            return call.call();
+        } finally {
+            returned.set(true);
+            announcer.join(); // "trying" comes before the call's own answer
+        }
     }
 
     private static String oneLine(Throwable e) {
