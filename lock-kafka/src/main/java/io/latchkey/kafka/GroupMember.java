@@ -40,6 +40,8 @@ import org.slf4j.LoggerFactory;
  * holder is never expelled for not polling ({@code max.poll.interval.ms}) however long the business
  * code runs, and a waiter stays in the group instead of rejoining (each join or leave rebalances the
  * whole group).
+ * A permit's holder polls only when it must (see {@code rejoinDelayNanos}): at most
+ * {@code KEEP_ALIVE_NANOS} apart, far within {@code max.poll.interval.ms}.
  *
  * <p>Rule 7: a member cut off from the broker learns it was expelled only when it reconnects
  * (KAFKA-9184), so the holder keeps its own deadline from heartbeat evidence. The broker expels a

@@ -50,6 +50,11 @@ import java.util.stream.Collectors;
  * OAuth) or client certificates use {@link #newClient(Properties, LockOptions)} with the
  * application's own client settings.
  *
+ * <p>Semaphores: {@link LockClient#semaphore} of {@code N} permits is a topic of {@code N} partitions
+ * (created on first use; its number of partitions is the semaphore's number of permits, and another
+ * number is refused) whose group gives each member at most one partition, the permit's slot; see the
+ * package documentation.
+ *
  * <p>Fencing tokens are the offsets of marker records each holder appends on grant to the one
  * partition of the token topic {@code <prefix>_tokens} (created on first use like a lock topic and
  * shared by all locks under the prefix): they grow across clients, restarts and deletions of the
