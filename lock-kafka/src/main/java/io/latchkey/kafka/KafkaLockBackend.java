@@ -141,7 +141,8 @@ final class KafkaLockBackend implements SemaphoreBackend {
             }
         });
         this.tokenTopic = tokenTopic(prefix);
-        this.parkWaiters = "rejoin".equals(options.backendOption(KafkaLockProvider.HANDOVER, "heartbeat"));
+        this.parkWaiters = KafkaLockProvider.HANDOVER_REJOIN.equals(
+                options.backendOption(KafkaLockProvider.HANDOVER, KafkaLockProvider.DEFAULT_HANDOVER));
         this.clientConfig = Map.copyOf(clientConfig);
         this.options = options;
         this.prefix = prefix;
