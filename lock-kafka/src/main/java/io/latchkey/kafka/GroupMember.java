@@ -3,10 +3,12 @@ package io.latchkey.kafka;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.LockLostException;
-import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.PermitLease;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
@@ -29,13 +31,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One contender for a lock: a consumer in the lock's group and the thread that polls it, from the
- * join until the member leaves. The member assigned the topic's only partition holds the lock.
+ * One contender for a lock or for a permit of a semaphore: a consumer in the lock's (semaphore's)
+ * group and the thread that polls it, from the join until the member leaves. The member assigned the
+ * lock topic's only partition holds the lock; a member assigned one of a semaphore topic's partitions
+ * holds a permit, its slot the partition ({@link SlotAssignor} gives each member at most one).
  *
  * <p>The thread polls every {@value #POLL_MILLIS} ms whether the member waits or holds, so that a
  * holder is never expelled for not polling ({@code max.poll.interval.ms}) however long the business
  * code runs, and a waiter stays in the group instead of rejoining (each join or leave rebalances the
  * whole group).
+ * A permit's holder polls only when it must (see {@code rejoinDelayNanos}): at most
+ * {@code KEEP_ALIVE_NANOS} apart, far within {@code max.poll.interval.ms}.
  *
  * <p>Rule 7: a member cut off from the broker learns it was expelled only when it reconnects
  * (KAFKA-9184), so the holder keeps its own deadline from heartbeat evidence. The broker expels a
@@ -52,16 +58,23 @@ import org.slf4j.LoggerFactory;
  * unless this member stays cut off from the new coordinator for longer than the safety margin.
  * Thread-safe.
  */
-final class GroupMember implements BackendLease {
+final class GroupMember implements PermitLease {
 
     private static final Logger log = LoggerFactory.getLogger(GroupMember.class);
     static final long POLL_MILLIS = 20;
+    /** How often a permit's holder polls when nothing else makes it: far within {@code max.poll.interval.ms}. */
+    private static final long KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(10);
     private static final String COORDINATOR_METRICS = "consumer-coordinator-metrics";
 
     private final KafkaLockBackend backend;
     private final String lockName;
     private final String topic;
-    private final TopicPartition partition;
+    /** Of a semaphore, 0 for a lock. */
+    private final int permits;
+    /** "lock 'x'" or "semaphore 'x'", for messages. */
+    private final String what;
+    /** The lock's only partition; of a semaphore, the partition assigned, once it is. */
+    private volatile TopicPartition partition;
     private final String clientId;
     private final LeaseEvidence evidence;
     private final Map<String, Object> config;
@@ -96,24 +109,48 @@ final class GroupMember implements BackendLease {
     private long previousPollStart; // poll thread only
     private volatile long lastAnswerNanos = System.nanoTime();
     private final long heartbeatNanos;
+    /**
+     * How long a permit's holder keeps heartbeating before it rejoins a rebalance of its group: the
+     * safety margin, three heartbeat intervals and a tenth of the timeout. The coordinator completes
+     * the join phase only once every member has rejoined or its session has ended, and a member whose
+     * JoinGroup is pending sends no heartbeats, so its evidence stops. A member that went silent
+     * before the rebalance began (paused, killed, cut off) keeps the phase waiting until a session
+     * after its last heartbeat; a holder that rejoined at once would have only its own last heartbeat
+     * before the rebalance as evidence, a session minus the margin, and would signal a loss it did not
+     * suffer. Heartbeating on (the coordinator keeps a member's session alive through the rebalance
+     * and answers that it is in progress) moves the holder's last evidence past the silent member's by
+     * more than the margin and the round trips. The cost: a rebalance while permits are held takes
+     * that much longer, and so does a hand-over.
+     */
+    private final long rejoinDelayNanos;
+    private final long keepAliveNanos;
     /** Set by the polling thread when leaving the group could not be confirmed; thrown by {@link #release()}. */
     private volatile LockBackendUnavailableException leaveFailure;
 
     GroupMember(KafkaLockBackend backend, String lockName, String topic, int n, LeaseEvidence evidence) {
+        this(backend, lockName, topic, n, 0, evidence);
+    }
+
+    /** A member of semaphore {@code name} of {@code permits} permits if {@code permits > 0}, else of a lock. */
+    GroupMember(KafkaLockBackend backend, String lockName, String topic, int n, int permits, LeaseEvidence evidence) {
         this.backend = backend;
         this.lockName = lockName;
         this.topic = topic;
-        this.partition = new TopicPartition(topic, 0);
+        this.permits = permits;
+        this.what = (permits > 0 ? "semaphore '" : "lock '") + lockName + "'";
+        this.partition = permits > 0 ? null : new TopicPartition(topic, 0);
         this.clientId = "latchkey-" + topic + "-" + n;
         this.evidence = evidence;
-        this.config = backend.consumerConfig(topic, clientId);
+        this.config = backend.consumerConfig(topic, clientId, permits);
         long session = TimeUnit.MILLISECONDS.toNanos(((Number) config.get("session.timeout.ms")).longValue());
         long maxPoll = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(String.valueOf(config.get("max.poll.interval.ms"))));
         // A member that misses a rebalance is expelled after the rebalance timeout (max.poll.interval.ms),
         // which may be shorter than the session.
         this.ttlNanos = Math.min(session, maxPoll);
+        this.keepAliveNanos = Math.min(KEEP_ALIVE_NANOS, maxPoll / 3);
         this.timeoutNanos = backend.options().timeout().toNanos();
         this.heartbeatNanos = TimeUnit.MILLISECONDS.toNanos(((Number) config.get("heartbeat.interval.ms")).longValue());
+        this.rejoinDelayNanos = backend.options().safetyMargin().toNanos() + 3 * heartbeatNanos + timeoutNanos / 10;
         this.thread = new Thread(this::run, "latchkey-kafka-" + topic + "-" + n);
         this.thread.setDaemon(true);
     }
@@ -152,7 +189,14 @@ final class GroupMember implements BackendLease {
 
     @Override
     public boolean recordsSlots() {
-        return true;
+        return permits == 0;
+    }
+
+    /** The permit's slot: the partition assigned; 0 for a lock. */
+    @Override
+    public int slot() {
+        TopicPartition p = partition;
+        return p == null ? -1 : p.partition();
     }
 
     /** The offset of this holder's marker on the lock's partition, or -1 before its first slot call; for tests. */
@@ -183,7 +227,7 @@ final class GroupMember implements BackendLease {
             }
             long offset = backend.produceMarker(lockName, topic, clientId);
             if (!holding || System.nanoTime() - keptUntilNanos >= 0) {
-                throw new LockLostException(lockName, "lock '" + lockName + "' (kafka topic '" + topic + "') may have"
+                throw new LockLostException(lockName, what + " (kafka topic '" + topic + "') may have"
                         + " been granted to another holder before this holder marked its partition"
                         + (slot != null ? ": slot " + slot + " was not recorded and may run again elsewhere" : ""));
             }
@@ -217,7 +261,7 @@ final class GroupMember implements BackendLease {
     @Override
     public void recordCompletedSlot(Instant slot) {
         if (!holding) {
-            throw new LockLostException(lockName, "lock '" + lockName + "' (kafka topic '" + topic + "') is no longer"
+            throw new LockLostException(lockName, what + " (kafka topic '" + topic + "') is no longer"
                     + " assigned to this member: slot " + slot + " was not recorded and may run again elsewhere");
         }
         try {
@@ -263,11 +307,11 @@ final class GroupMember implements BackendLease {
         }
         String paused = KafkaLockBackend.pausedFor(Deadline.atNanoTime(deadlineNanos), Duration.ofNanos(timeoutNanos));
         if (paused != null) {
-            throw new LockBackendUnavailableException(lockName, "acquiring lock '" + lockName + "' (kafka topic '" + topic
+            throw new LockBackendUnavailableException(lockName, "acquiring " + what + " (kafka topic '" + topic
                     + "') gave up: " + paused, null);
         }
         throw new LockBackendUnavailableException(lockName, "the group coordinator of kafka topic '" + topic
-                + "' (lock '" + lockName + "') did not answer within " + Durations.format(backend.options().timeout())
+                + "' (" + what + ") did not answer within " + Durations.format(backend.options().timeout())
                 + "; check that the brokers run and that the __consumer_offsets topic has leaders", null);
     }
 
@@ -277,7 +321,7 @@ final class GroupMember implements BackendLease {
         }
         if (e instanceof InvalidSessionTimeoutException) {
             return new LockException(lockName, "the broker refused lease " + Durations.format(backend.options().lease())
-                    + " as the session timeout of consumer group '" + topic + "' (lock '" + lockName + "'): " + e.getMessage()
+                    + " as the session timeout of consumer group '" + topic + "' (" + what + "): " + e.getMessage()
                     + "; choose a lease within the broker's " + KafkaLockBackend.MIN_SESSION + " and "
                     + KafkaLockBackend.MAX_SESSION, e);
         }
@@ -287,13 +331,13 @@ final class GroupMember implements BackendLease {
         if (refused != null) {
             return refused;
         }
-        LockException security = backend.securityFailure(lockName, "joining consumer group '" + topic + "' of lock '"
-                + lockName + "'", e);
+        LockException security = backend.securityFailure(lockName, "joining consumer group '" + topic + "' of "
+                + what, e);
         if (security != null) {
             return security;
         }
-        return new LockBackendUnavailableException(lockName, "joining consumer group '" + topic + "' of lock '" + lockName
-                + "' failed: " + e + "; check that the brokers run and are reachable", e);
+        return new LockBackendUnavailableException(lockName, "joining consumer group '" + topic + "' of " + what
+                + " failed: " + e + "; check that the brokers run and are reachable", e);
     }
 
     private void run() {
@@ -311,6 +355,9 @@ final class GroupMember implements BackendLease {
             long lastObservation = created;
             long beforeLastChange = created;
             previousPollStart = created;
+            RejoinProbe probe = permits > 0 ? RejoinProbe.of(c, lockName) : null;
+            long delayFrom = 0;
+            boolean delaying = false;
             while (!stopping) {
                 long now = System.nanoTime();
                 double count = value(answers, 0);
@@ -322,7 +369,40 @@ final class GroupMember implements BackendLease {
                     lastAnswerNanos = now;
                 }
                 lastObservation = now;
-                c.poll(Duration.ofMillis(POLL_MILLIS));
+                Duration pollFor = Duration.ofMillis(POLL_MILLIS);
+                if (probe != null && holding) {
+                    // A holder of a permit polls only to rejoin (rejoinDelay after it heard of a rebalance), to
+                    // finish a join, to run a loss callback, and now and then so that the consumer never counts it
+                    // stalled: a poll would rejoin at once. See rejoinDelayNanos.
+                    int stable = probe.stableGeneration();
+                    boolean pollNow;
+                    if (stable != generation) {
+                        pollNow = true; // joining, or reset by an answer that expelled the member
+                        delaying = false;
+                    } else if (probe.rejoinNeededOrPending()) {
+                        if (!delaying) {
+                            delaying = true;
+                            delayFrom = now;
+                            log.debug("{}: member {} heard of a rebalance of group '{}' (generation {}); it rejoins in {} ms",
+                                    what, clientId, topic, generation, TimeUnit.NANOSECONDS.toMillis(rejoinDelayNanos));
+                        }
+                        pollNow = now - delayFrom >= rejoinDelayNanos;
+                    } else {
+                        delaying = false;
+                        pollNow = now - previousPollStart >= keepAliveNanos;
+                        pollFor = Duration.ZERO;
+                    }
+                    if (!pollNow) {
+                        // The heartbeat thread handles an answer under the coordinator's lock, which the probe took:
+                        // an answer counted above that expelled the member had reset its generation by then.
+                        if (confirmedSentAt != Long.MIN_VALUE) {
+                            confirm(confirmedSentAt);
+                        }
+                        Thread.sleep(POLL_MILLIS);
+                        continue;
+                    }
+                }
+                c.poll(pollFor);
                 previousPollStart = now;
                 generation = c.groupMetadata().generationId();
                 if (holding && confirmedSentAt != Long.MIN_VALUE) {
@@ -380,7 +460,7 @@ final class GroupMember implements BackendLease {
             topicMissing = true; // not in the consumer's metadata
         }
         int g = generation;
-        if (backend.parkWaiters() && !stopping && !topicMissing && g > parkedAt && System.nanoTime() - waitUntilNanos < 0) {
+        if (backend.parkWaiters() && permits == 0 && !stopping && !topicMissing && g > parkedAt && System.nanoTime() - waitUntilNanos < 0) {
             parkedAt = g;
             c.enforceRebalance("latchkey: waiting for the holder to leave");
         }
@@ -456,8 +536,8 @@ final class GroupMember implements BackendLease {
         synchronized (state) {
             if (!granted && failure == null) {
                 // wakes an acquire still waiting on this member (the client is closing)
-                failure = new ClosedWhileAcquiring("the lock client was closed while lock '" + lockName
-                        + "' (kafka topic '" + topic + "') was being acquired");
+                failure = new ClosedWhileAcquiring("the lock client was closed while " + what
+                        + " (kafka topic '" + topic + "') was being acquired");
             }
             state.notifyAll();
         }
@@ -470,8 +550,8 @@ final class GroupMember implements BackendLease {
         }
         try {
             if (!finished.await(2 * timeoutNanos + TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS), TimeUnit.NANOSECONDS)) {
-                throw new LockBackendUnavailableException(lockName, "leaving consumer group '" + topic + "' of lock '"
-                        + lockName + "' did not finish within " + Durations.format(backend.options().timeout().multipliedBy(2))
+                throw new LockBackendUnavailableException(lockName, "leaving consumer group '" + topic + "' of "
+                        + what + " did not finish within " + Durations.format(backend.options().timeout().multipliedBy(2))
                         + "; the broker expels the member when its session of " + Durations.format(backend.options().lease())
                         + " expires", null);
             }
@@ -480,6 +560,67 @@ final class GroupMember implements BackendLease {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Whether a consumer's group coordinator wants to rejoin (a rebalance began) and the generation it
+     * is stable in. The consumer's API tells neither before its next poll, which would rejoin at once;
+     * read from kafka-clients' classic coordinator by reflection, and absent (a holder then rejoins at
+     * once, as a lock's does) if this kafka-clients version hides them.
+     */
+    private static final class RejoinProbe {
+        private final Object coordinator;
+        private final Method rejoinNeededOrPending;
+        private final Method generationIfStable;
+        private final Field generationId;
+
+        private RejoinProbe(Object coordinator, Method rejoin, Method stable, Field id) {
+            this.coordinator = coordinator;
+            this.rejoinNeededOrPending = rejoin;
+            this.generationIfStable = stable;
+            this.generationId = id;
+        }
+
+        static RejoinProbe of(KafkaConsumer<?, ?> c, String name) {
+            try {
+                Field d = KafkaConsumer.class.getDeclaredField("delegate");
+                d.setAccessible(true);
+                Object delegate = d.get(c);
+                Field f = delegate.getClass().getDeclaredField("coordinator");
+                f.setAccessible(true);
+                Object coordinator = f.get(delegate);
+                Class<?> abstractCoordinator = Class.forName("org.apache.kafka.clients.consumer.internals.AbstractCoordinator");
+                Method rejoin = coordinator.getClass().getMethod("rejoinNeededOrPending");
+                Method stable = abstractCoordinator.getDeclaredMethod("generationIfStable");
+                stable.setAccessible(true);
+                Field id = Class.forName("org.apache.kafka.clients.consumer.internals.AbstractCoordinator$Generation")
+                        .getDeclaredField("generationId");
+                id.setAccessible(true);
+                return new RejoinProbe(coordinator, rejoin, stable, id);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                log.warn("semaphore '{}': this kafka-clients version hides its coordinator's state, so a holder rejoins"
+                        + " a rebalance at once and may signal a loss while another member is silent: {}", name, e.toString());
+                return null;
+            }
+        }
+
+        boolean rejoinNeededOrPending() {
+            try {
+                return (Boolean) rejoinNeededOrPending.invoke(coordinator);
+            } catch (ReflectiveOperationException e) {
+                return false;
+            }
+        }
+
+        /** The generation the member is stable in, or -1 while it is not (rejoining, or reset by an answer that expelled it). */
+        int stableGeneration() {
+            try {
+                Object g = generationIfStable.invoke(coordinator);
+                return g == null ? -1 : generationId.getInt(g);
+            } catch (ReflectiveOperationException e) {
+                return -1;
+            }
         }
     }
 
@@ -498,7 +639,10 @@ final class GroupMember implements BackendLease {
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             generation = consumer.groupMetadata().generationId(); // already that of the rebalance ending here
-            if (partitions.contains(partition)) {
+            if (permits > 0 && !holding && partition == null && !partitions.isEmpty()) {
+                partition = partitions.iterator().next(); // the assignor gives a member at most one
+            }
+            if (partition != null && partitions.contains(partition)) {
                 consumer.pause(List.of(partition)); // its records (markers, slot records) are never read here
                 // The SyncGroup request that brought this assignment left no earlier than the start of
                 // the previous poll minus its own latency.
@@ -530,7 +674,7 @@ final class GroupMember implements BackendLease {
         }
 
         private void end(Collection<TopicPartition> partitions, String reason) {
-            if (partitions.contains(partition) && holding) {
+            if (partition != null && partitions.contains(partition) && holding) {
                 holding = false;
                 if (!stopping) {
                     evidence.lost(reason, null);

@@ -7,8 +7,9 @@ import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
-import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.Pauses;
+import io.latchkey.spi.PermitLease;
+import io.latchkey.spi.SemaphoreBackend;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -62,13 +63,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The Kafka backend: one single-partition topic per lock, whose consumer group's assignment decides
- * the holder.
+ * the holder; one topic of {@code N} partitions per semaphore of {@code N} permits, whose group gives
+ * each member at most one partition.
  *
  * <p>It shares one admin client (topic checks and creation) and one producer (the fencing markers,
  * all on one token topic) between all locks; each contender is a {@link GroupMember} with its own
  * consumer and polling thread. Thread-safe.
  */
-final class KafkaLockBackend implements LockBackend {
+final class KafkaLockBackend implements SemaphoreBackend {
 
     private static final Logger log = LoggerFactory.getLogger(KafkaLockBackend.class);
     static final String MIN_SESSION = "group.min.session.timeout.ms";
@@ -87,13 +89,14 @@ final class KafkaLockBackend implements LockBackend {
     private final Producer<byte[], byte[]> producer;
     private final Set<GroupMember> members = ConcurrentHashMap.newKeySet();
     /**
-     * Lock topics known to exist with one partition, the most recently used first out of at most
+     * Lock and semaphore topics known to exist, with their number of partitions (1 for a lock topic,
+     * the permits for a semaphore's), the most recently used first out of at most
      * {@code topicCacheSize}. A lock name seen once needs no admin request again, so an acquire right
      * after a broker restart goes straight to the group (whose consumer waits for the coordinator)
      * instead of failing first on a topic lookup. An entry is dropped when a member finds the topic
      * gone from its consumer's metadata.
      */
-    private final Map<String, Boolean> knownTopics;
+    private final Map<String, Integer> knownTopics;
     /**
      * The topic of the fencing markers, shared by all locks under the prefix: producing to the lock
      * topics themselves would leave the producer per-topic metrics and metadata for every lock name
@@ -134,12 +137,13 @@ final class KafkaLockBackend implements LockBackend {
             private static final long serialVersionUID = 1L;
 
             @Override
-            protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+            protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
                 return size() > topicCacheSize;
             }
         });
         this.tokenTopic = tokenTopic(prefix);
-        this.parkWaiters = "rejoin".equals(options.backendOption(KafkaLockProvider.HANDOVER, "heartbeat"));
+        this.parkWaiters = KafkaLockProvider.HANDOVER_REJOIN.equals(
+                options.backendOption(KafkaLockProvider.HANDOVER, KafkaLockProvider.DEFAULT_HANDOVER));
         this.clientConfig = Map.copyOf(clientConfig);
         this.options = options;
         this.prefix = prefix;
@@ -356,14 +360,62 @@ final class KafkaLockBackend implements LockBackend {
     public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         String topic = topic(lockName);
         if (knownTopics.get(topic) == null) {
-            ensureTopic(lockName, topic);
-            knownTopics.put(topic, Boolean.TRUE);
+            ensureTopic(lockName, topic, 0);
+            knownTopics.put(topic, 1);
         }
+        ensureTokenTopic(lockName);
+        GroupMember member = new GroupMember(this, lockName, topic, MEMBERS.incrementAndGet(), evidence);
+        return await(member, topic, deadline);
+    }
+
+    private void ensureTokenTopic(String name) throws InterruptedException {
         if (!tokenTopicKnown) {
-            ensureTopic(lockName, tokenTopic);
+            ensureTopic(name, tokenTopic, 0);
             tokenTopicKnown = true;
         }
-        GroupMember member = new GroupMember(this, lockName, topic, MEMBERS.incrementAndGet(), evidence);
+    }
+
+    @Override
+    public String describeSemaphore(String name) {
+        return "kafka topic '" + semaphoreTopic(name) + "'";
+    }
+
+    String semaphoreTopic(String name) {
+        return TopicNames.semaphoreTopic(prefix, name);
+    }
+
+    /**
+     * A permit is membership of the semaphore's group holding one of its topic's partitions, exactly
+     * as a lock is the one partition of its own topic: the same member, renewal, evidence and release.
+     * The topic's number of partitions is the semaphore's number of permits, read once per client (and
+     * again when the cache forgot the name).
+     */
+    @Override
+    public PermitLease acquirePermit(String name, int permits, Deadline deadline, LeaseEvidence evidence)
+            throws InterruptedException {
+        String topic = semaphoreTopic(name);
+        Integer known = knownTopics.get(topic);
+        if (known == null) {
+            known = ensureTopic(name, topic, permits);
+            knownTopics.put(topic, known);
+        }
+        if (known != permits) {
+            throw permitsMismatch(name, topic, known, permits);
+        }
+        ensureTokenTopic(name);
+        GroupMember member = new GroupMember(this, name, topic, MEMBERS.incrementAndGet(), permits, evidence);
+        return await(member, topic, deadline);
+    }
+
+    private static IllegalArgumentException permitsMismatch(String name, String topic, int partitions, int permits) {
+        return new IllegalArgumentException("semaphore '" + name + "' is in use with " + partitions + " permits (kafka"
+                + " topic '" + topic + "' has " + partitions + " partitions), and this call asked for " + permits
+                + ": every holder of a semaphore must use the same number of permits; use that number or another"
+                + " semaphore name");
+    }
+
+    private GroupMember await(GroupMember member, String topic, Deadline deadline) throws InterruptedException {
+        String lockName = member.lockName();
         members.add(member);
         boolean handedOut = false;
         try {
@@ -439,8 +491,16 @@ final class KafkaLockBackend implements LockBackend {
         return prefix + "_tokens";
     }
 
-    /** Checks that {@code topic} exists with one partition, creating it if it does not. */
-    private void ensureTopic(String lockName, String topic) throws InterruptedException {
+    /**
+     * Checks that {@code topic} exists with one partition, creating it if it does not; for semaphore
+     * {@code lockName} of {@code permits > 0} permits, with that many.
+     *
+     * @return the topic's number of partitions
+     * @throws IllegalArgumentException if a semaphore's topic has another number of partitions
+     */
+    private int ensureTopic(String lockName, String topic, int permits) throws InterruptedException {
+        int wanted = Math.max(1, permits);
+        String what = (permits > 0 ? "semaphore '" : "lock '") + lockName + "'";
         long timeout = options.timeout().toNanos();
         Deadline deadline = Deadline.after(options.timeout());
         try {
@@ -468,20 +528,20 @@ final class KafkaLockBackend implements LockBackend {
                         // A broker that is paused or still starting reports no live node: that is an unreachable
                         // backend, not a replication factor of 0 to ask the broker for.
                         throw new LockBackendUnavailableException(lockName, "kafka at " + bootstrap + " reported no live"
-                                + " broker while creating topic '" + topic + "' for lock '" + lockName
-                                + "'; check that the brokers are up and reachable", null);
+                                + " broker while creating topic '" + topic + "' for " + what
+                                + "; check that the brokers are up and reachable", null);
                     }
                     rf = Math.min(3, live);
                 }
                 try {
-                    admin.createTopics(List.of(new NewTopic(topic, 1, (short) rf))).all()
+                    admin.createTopics(List.of(new NewTopic(topic, wanted, (short) rf))).all()
                             .get(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
-                    log.info("created topic '{}' for lock '{}' (1 partition, replication factor {})", topic, lockName, rf);
+                    log.info("created topic '{}' for {} ({} partitions, replication factor {})", topic, what, wanted, rf);
                 } catch (ExecutionException e) {
                     if (e.getCause() instanceof InvalidReplicationFactorException) {
-                        throw new LockException(lockName, "cannot create kafka topic '" + topic + "' for lock '" + lockName
-                                + "' with replication factor " + rf + ": " + e.getCause().getMessage()
-                                + "; lower the replicationFactor option or create the topic with one partition yourself",
+                        throw new LockException(lockName, "cannot create kafka topic '" + topic + "' for " + what
+                                + " with replication factor " + rf + ": " + e.getCause().getMessage()
+                                + "; lower the replicationFactor option or create the topic yourself",
                                 e.getCause());
                     }
                     LockException refused = authorizationFailure(lockName, "CREATE topic '" + topic + "'", e);
@@ -502,20 +562,26 @@ final class KafkaLockBackend implements LockBackend {
                 }
             }
             int partitions = existing.get().partitions().size();
+            if (permits > 0) {
+                if (partitions != permits) {
+                    throw permitsMismatch(lockName, topic, partitions, permits);
+                }
+                return partitions;
+            }
             if (partitions != 1) {
                 throw new LockException(lockName, "kafka topic '" + topic + "' of lock '" + lockName + "' has " + partitions
                         + " partitions, but a lock topic must have exactly one (each member of the group would hold"
                         + " a partition, and so the lock): delete the topic or choose another topicPrefix");
             }
+            return 1;
         } catch (ExecutionException | TimeoutException e) {
-            LockException security = securityFailure(lockName, "checking kafka topic '" + topic + "' for lock '" + lockName
-                    + "'", e);
+            LockException security = securityFailure(lockName, "checking kafka topic '" + topic + "' for " + what, e);
             if (security != null) {
                 throw security;
             }
             throw new LockBackendUnavailableException(lockName, "kafka at " + bootstrap + " did not answer within "
-                    + Durations.format(options.timeout()) + " while checking topic '" + topic + "' for lock '" + lockName
-                    + "': " + cause(e) + "; check that the brokers run and are reachable", cause(e));
+                    + Durations.format(options.timeout()) + " while checking topic '" + topic + "' for " + what
+                    + ": " + cause(e) + "; check that the brokers run and are reachable", cause(e));
         }
     }
 
@@ -659,8 +725,11 @@ final class KafkaLockBackend implements LockBackend {
         return reader;
     }
 
-    /** The consumer settings of a member: the application's, then what the lock needs. */
-    Map<String, Object> consumerConfig(String groupId, String clientId) {
+    /**
+     * The consumer settings of a member: the application's, then what the lock needs; for a
+     * semaphore of {@code permits > 0} permits, what its {@link SlotAssignor} needs.
+     */
+    Map<String, Object> consumerConfig(String groupId, String clientId, int permits) {
         Map<String, Object> c = new HashMap<>(clientConfig);
         int lease = millis(options.lease());
         c.put("group.id", groupId);
@@ -670,6 +739,13 @@ final class KafkaLockBackend implements LockBackend {
         // Sticky cooperative assignment never moves the partition away from its owner when another
         // member joins; range and round-robin would hand it to the joiner about half the time.
         c.put("partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+        if (permits > 0) {
+            // The sticky assignor would give a member several partitions (permits) when the group has
+            // fewer members than partitions: one each, the earliest request first, owners keeping theirs.
+            c.put("partition.assignment.strategy", List.of(SlotAssignor.Strategy.class));
+            c.put(SlotAssignor.REQUESTED_AT, System.currentTimeMillis());
+            c.put(SlotAssignor.PERMITS, permits);
+        }
         c.put("enable.auto.commit", false);
         c.put("auto.offset.reset", "latest");
         // The broker expels a silent member session.timeout.ms after the last heartbeat it received; the

@@ -50,6 +50,11 @@ import java.util.stream.Collectors;
  * OAuth) or client certificates use {@link #newClient(Properties, LockOptions)} with the
  * application's own client settings.
  *
+ * <p>Semaphores: {@link LockClient#semaphore} of {@code N} permits is a topic of {@code N} partitions
+ * (created on first use; its number of partitions is the semaphore's number of permits, and another
+ * number is refused) whose group gives each member at most one partition, the permit's slot; see the
+ * package documentation.
+ *
  * <p>Fencing tokens are the offsets of marker records each holder appends on grant to the one
  * partition of the token topic {@code <prefix>_tokens} (created on first use like a lock topic and
  * shared by all locks under the prefix): they grow across clients, restarts and deletions of the
@@ -81,6 +86,12 @@ public final class KafkaLockProvider implements LockProviderFactory {
      * package documentation.
      */
     public static final String HANDOVER = "handover";
+    /** {@link #HANDOVER}'s value that parks waiters in a pending rejoin. */
+    static final String HANDOVER_REJOIN = "rejoin";
+    /** {@link #HANDOVER}'s value that lets a waiter learn of a release at its next heartbeat: the default. */
+    static final String HANDOVER_HEARTBEAT = "heartbeat";
+    /** The default of {@link #HANDOVER}, for the provider's check and the backend alike. */
+    static final String DEFAULT_HANDOVER = HANDOVER_HEARTBEAT;
     /**
      * The option choosing the SASL mechanism for the URI's user name and password: {@code PLAIN} (the
      * default), {@code SCRAM-SHA-256} or {@code SCRAM-SHA-512}.
@@ -224,8 +235,8 @@ public final class KafkaLockProvider implements LockProviderFactory {
                         + " interval must be positive and at most a third of the lease (" + Durations.format(options.lease()) + ")");
             }
         }
-        String handover = options.backendOption(HANDOVER, "heartbeat");
-        if (!handover.equals("rejoin") && !handover.equals("heartbeat")) {
+        String handover = options.backendOption(HANDOVER, DEFAULT_HANDOVER);
+        if (!handover.equals(HANDOVER_REJOIN) && !handover.equals(HANDOVER_HEARTBEAT)) {
             throw new IllegalArgumentException("bad value '" + handover + "' for option " + HANDOVER + ": write rejoin"
                     + " (a waiter takes over a release in round trips) or heartbeat (at its next heartbeat)");
         }

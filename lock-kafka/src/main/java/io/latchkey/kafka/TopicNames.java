@@ -37,6 +37,20 @@ final class TopicNames {
 
     /** The topic (and consumer group id) of {@code lockName} under {@code prefix}. */
     static String topic(String prefix, String lockName) {
+        return map(prefix, lockName);
+    }
+
+    /**
+     * The topic (and consumer group id) of semaphore {@code name} under {@code prefix}: the prefix,
+     * {@code _s}, then the name mapped as a lock name is. No lock topic takes that form, as {@code _}
+     * in a mapped lock name is always followed by two hex digits (or {@code Z} where a long name is
+     * cut, past the first 83 characters); nor the token topic {@code <prefix>_tokens}.
+     */
+    static String semaphoreTopic(String prefix, String name) {
+        return map(prefix + "_s", name);
+    }
+
+    private static String map(String prefix, String lockName) {
         StringBuilder b = new StringBuilder(prefix.length() + lockName.length() * 3);
         b.append(prefix);
         for (byte raw : lockName.getBytes(StandardCharsets.UTF_8)) {

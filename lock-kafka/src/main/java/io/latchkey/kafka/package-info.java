@@ -1,5 +1,6 @@
 /**
- * Latchkey on Kafka: a lock is a single-partition topic whose consumer group decides the holder.
+ * Latchkey on Kafka: a lock is a single-partition topic whose consumer group decides the holder, a
+ * semaphore of {@code N} permits a topic of {@code N} partitions whose group gives each member at most one.
  * Start at {@link io.latchkey.kafka.KafkaLockProvider}.
  *
  * <p>Decisions, where the design left room:
@@ -90,6 +91,55 @@
  *       topic: never delete the token topic while a resource still checks tokens. One partition for
  *       all locks makes its leader a dependency of every grant; it is replicated like a lock
  *       topic.</li>
+ * </ul>
+ *
+ * <p>Semaphores ({@link io.latchkey.spi.SemaphoreBackend}), the lock's machinery with more partitions:
+ * <ul>
+ *   <li><b>Mapping.</b> Semaphore {@code name} of {@code N} permits is the topic
+ *       {@code <prefix>_s<name mapped as a lock name>} with {@code N} partitions and the consumer group of
+ *       the same name; no lock topic and not the token topic takes that form ({@code _s} is no escape).
+ *       Each acquire is one member (a {@code GroupMember}, as a lock's contender: the same polling thread,
+ *       evidence, renewal and release); the member assigned a partition holds a permit, and its slot is
+ *       the partition's number.</li>
+ *   <li><b>Assignment.</b> A client-side assignor of the classic protocol ({@code SlotAssignor},
+ *       cooperative): a member holds at most one partition, an owner keeps its own through every
+ *       rebalance (of two claims the later generation wins), and a partition nobody owns goes to the
+ *       member that asked earliest (the wall-clock time of its request rides in its subscription).
+ *       Members beyond {@code N} get none and wait in the group, as a lock's waiters do. Kafka's sticky
+ *       assignor would give one member several partitions while the group has fewer members than
+ *       partitions.</li>
+ *   <li><b>The number of permits</b> is the topic's number of partitions: created with {@code N} on
+ *       first use, read (and cached with the topic) once per client; a request with another number is an
+ *       {@link IllegalArgumentException} naming the semaphore, the topic and both numbers. The topic
+ *       stays after use, as a lock's does, so the number is fixed for the name until the topic is
+ *       deleted while nobody uses it. Partitions an operator adds are never handed out (the assignor
+ *       uses the smallest number of permits its members ask for).</li>
+ *   <li><b>Fencing.</b> The token is a grant marker's offset in the token topic, as a lock's: a slot's
+ *       next holder is assigned the partition only once the previous one left or was expelled (the
+ *       cooperative protocol never gives a partition still claimed to another member), so its marker
+ *       follows; tokens grow per slot, and per name too.</li>
+ *   <li><b>Holders rejoin late.</b> A rebalance's join phase waits for every member to rejoin or for
+ *       its session to end, and a member with a JoinGroup pending sends no heartbeats. With one holder
+ *       (a lock) the only silent member that can hold up the phase is the holder itself; with several,
+ *       a holder that rejoined at once while another member was silent (paused, killed, cut off) would
+ *       see its evidence stop a session after its last heartbeat, minus the margin, before the phase
+ *       ends, and report a loss it did not suffer. So a holder heartbeats on through a rebalance (the
+ *       coordinator keeps its session alive meanwhile) and rejoins only the safety margin, three
+ *       heartbeat intervals and a tenth of the timeout after it heard of it; it polls only then, to
+ *       finish a join or run a loss callback, and every few seconds ({@code GroupMember}). The consumer
+ *       tells neither that a rebalance began nor its generation before its next poll, which would rejoin
+ *       at once; both are read from kafka-clients' classic coordinator by reflection (checked against
+ *       4.3.1), and without them a holder rejoins at once, with a warning. The cost: while permits are
+ *       held every rebalance of the group, and so every hand-over, takes that much longer (about 1.25 s
+ *       with the contract's heartbeat of 50 ms, 4.1 s with the default heartbeat of 1 s at a 6 s lease). What
+ *       remains: a holder that goes silent in the last part of another holder's delay can still cost
+ *       that one its permit; a loss signal, never two valid holders of a slot. {@code handover=rejoin}
+ *       applies to locks only.</li>
+ *   <li><b>Cost and what stays.</b> A known semaphore name costs no admin request; an acquire is the
+ *       member's join and one marker ({@code KafkaCostTest.knownSemaphoreCostsNoAdminRequest}). After
+ *       release the member is gone; the topic (with its partitions), the group until the broker
+ *       expires it empty, the markers in the token topic and the cache entry stay
+ *       ({@code KafkaSemaphoreTest}).</li>
  * </ul>
  *
  * <p>Scheduled jobs: the {@code atLeast} bound of a request is kept by the holder's client, which stays

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
+import io.latchkey.SemaphoreLease;
 import io.latchkey.spi.LockClients;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.kafka.KafkaServer;
@@ -106,6 +107,33 @@ class KafkaCostTest {
         assertThat(requestsSent(backend.producerMetrics(), "producer-metrics") - producedAfterFirst)
                 .as("producer requests of %d more acquires: one fencing marker each, no metadata lookup", again)
                 .isEqualTo(again);
+    }
+
+    @Test
+    @DisplayName("a semaphore name already seen costs no admin request and no producer request but its fencing marker")
+    void knownSemaphoreCostsNoAdminRequest() throws Exception {
+        KafkaLockBackend backend = backend(OPTIONS, null, KafkaLockBackend.TOPIC_CACHE_SIZE);
+        LockClient client = LockClients.of("kafka", backend, OPTIONS);
+        String name = name("known-semaphore");
+        acquireAndRelease(client, name);
+        double afterFirst = requestsSent(backend.adminMetrics(), "admin-client-metrics");
+        double producedAfterFirst = requestsSent(backend.producerMetrics(), "producer-metrics");
+        int again = 5;
+        for (int i = 0; i < again; i++) {
+            acquireAndRelease(client, name);
+        }
+
+        assertThat(requestsSent(backend.adminMetrics(), "admin-client-metrics"))
+                .as("admin requests of %d more permits of the same semaphore", again).isEqualTo(afterFirst);
+        assertThat(requestsSent(backend.producerMetrics(), "producer-metrics") - producedAfterFirst)
+                .as("producer requests of %d more permits: one fencing marker each", again).isEqualTo(again);
+    }
+
+    private static void acquireAndRelease(LockClient client, String name) throws InterruptedException {
+        try (SemaphoreLease lease = client.semaphore(name, 3).tryAcquire(OPTIONS.lease()).orElseThrow(
+                () -> new AssertionError("no permit of semaphore '" + name + "' was granted"))) {
+            lease.ensureValid();
+        }
     }
 
     @Test

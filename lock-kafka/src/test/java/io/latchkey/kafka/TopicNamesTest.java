@@ -34,6 +34,25 @@ class TopicNamesTest {
     }
 
     @Test
+    @DisplayName("semaphore topics are legal, distinct from each other, from every lock topic and from the token topic,"
+            + " even when Kafka treats '.' and '_' alike")
+    void semaphoreTopicsApartFromLockTopics() {
+        List<String> names = List.of("job", "_sjob", "s", "_s", "job:nightly", "_73job", "s_73job", "a".repeat(255),
+                "a".repeat(254) + "b", "🔒".repeat(255), "tokens", "_tokens");
+        Set<String> lockForms = new HashSet<>();
+        Set<String> semaphoreForms = new HashSet<>();
+        lockForms.add(KafkaLockBackend.tokenTopic("latchkey.").replace('.', '_'));
+        for (String name : names) {
+            lockForms.add(TopicNames.topic("latchkey.", name).replace('.', '_'));
+            String topic = TopicNames.semaphoreTopic("latchkey.", name);
+            assertThat(topic).as("semaphore topic of %s", name).matches(LEGAL).startsWith("latchkey._s");
+            semaphoreForms.add(topic.replace('.', '_'));
+        }
+        assertThat(semaphoreForms).hasSize(names.size());
+        assertThat(semaphoreForms).as("semaphore topics among lock topics").doesNotContainAnyElementsOf(lockForms);
+    }
+
+    @Test
     @DisplayName("a readable name stays readable")
     void readable() {
         assertThat(TopicNames.topic("latchkey.", "report-2024")).isEqualTo("latchkey.report-2024");

@@ -1,0 +1,132 @@
+package io.latchkey.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.latchkey.Lease;
+import io.latchkey.LockClient;
+import io.latchkey.LockOptions;
+import io.latchkey.SemaphoreLease;
+import io.latchkey.testkit.SharedServer;
+import io.latchkey.testkit.kafka.KafkaServer;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** What the semaphore contract does not see on the broker: the topics and groups a semaphore uses. */
+class KafkaSemaphoreTest {
+
+    private static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(6))
+            .backendOption(KafkaLockProvider.HEARTBEAT, "50ms").build();
+    private static final String PREFIX = KafkaLockProvider.DEFAULT_PREFIX;
+    private static final Duration WAIT = OPTIONS.timeout().multipliedBy(2);
+
+    @RegisterExtension
+    static final SharedServer<KafkaServer> KAFKA = SharedServer.of(KafkaLockTest.SERVER_KEY, KafkaServer::start);
+    private static KafkaServer server;
+    private static Admin admin;
+
+    private final Deque<AutoCloseable> opened = new ArrayDeque<>();
+
+    @BeforeAll
+    static void connectAdmin() {
+        server = KAFKA.get();
+        admin = Admin.create(Map.of("bootstrap.servers", server.bootstrapServers()));
+    }
+
+    @AfterAll
+    static void closeAdmin() {
+        if (admin != null) {
+            admin.close();
+        }
+    }
+
+    @AfterEach
+    void closeOpened() throws Exception {
+        for (AutoCloseable c; (c = opened.pollFirst()) != null; ) {
+            c.close();
+        }
+    }
+
+    private <T extends AutoCloseable> T track(T c) {
+        opened.addFirst(c);
+        return c;
+    }
+
+    private LockClient client() {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", server.bootstrapServers());
+        return track(KafkaLockProvider.newClient(p, OPTIONS));
+    }
+
+    private static String name(String tag) {
+        return "kafka-semaphore:" + tag + ":" + Long.toHexString(ThreadLocalRandom.current().nextLong());
+    }
+
+    private static TopicDescription topic(String topic) throws Exception {
+        return admin.describeTopics(List.of(topic)).topicNameValues().get(topic).get(30, TimeUnit.SECONDS);
+    }
+
+    private static int members(String group) throws Exception {
+        return admin.describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group).members().size();
+    }
+
+    @Test
+    @DisplayName("a semaphore and a lock of one name are a topic and a group each on the broker: N partitions and one,"
+            + " each group with its own holder")
+    void semaphoreAndLockOfOneNameAreApartOnTheBroker() throws Exception {
+        String name = name("apart");
+        LockClient client = client();
+        String lockTopic = TopicNames.topic(PREFIX, name);
+        String semaphoreTopic = TopicNames.semaphoreTopic(PREFIX, name);
+
+        SemaphoreLease permit = track(client.semaphore(name, 3).tryAcquire(WAIT).orElseThrow());
+        Lease lock = track(client.lock(name).tryLock(WAIT).orElseThrow());
+
+        assertThat(semaphoreTopic).isNotEqualTo(lockTopic);
+        assertThat(topic(semaphoreTopic).partitions()).as("partitions of the semaphore's topic").hasSize(3);
+        assertThat(topic(lockTopic).partitions()).as("partitions of the lock's topic").hasSize(1);
+        assertThat(members(semaphoreTopic)).as("members of the semaphore's group").isEqualTo(1);
+        assertThat(members(lockTopic)).as("members of the lock's group").isEqualTo(1);
+        lock.close();
+        assertThat(members(lockTopic)).as("members of the lock's group after its release").isZero();
+        assertThat(members(semaphoreTopic)).as("members of the semaphore's group after the lock's release").isEqualTo(1);
+        assertThat(permit.isValid()).isTrue();
+    }
+
+    @Test
+    @DisplayName("another number of permits is refused by a second client naming the semaphore, the topic and both"
+            + " numbers, while a permit is held and after every permit was released (the topic keeps the number)")
+    void mismatchedPermitsAcrossClients() throws Exception {
+        String name = name("mismatch");
+        String topic = TopicNames.semaphoreTopic(PREFIX, name);
+        SemaphoreLease held = track(client().semaphore(name, 2).tryAcquire(WAIT).orElseThrow());
+        LockClient other = client();
+
+        assertThatThrownBy(() -> other.semaphore(name, 5).tryAcquire(WAIT)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(name).hasMessageContaining(topic).hasMessageFindingMatch("\\b2 permits\\b")
+                .hasMessageFindingMatch("\\b5\\b");
+        assertThat(held.isValid()).as("the holder after the refused request").isTrue();
+        held.close();
+        assertThatThrownBy(() -> client().semaphore(name, 1).tryAcquire(WAIT)).as("a new client after the release")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(name)
+                .hasMessageFindingMatch("\\b2 permits\\b").hasMessageFindingMatch("\\b1\\b");
+        assertThat(topic(topic).partitions()).as("partitions of the semaphore's topic").hasSize(2);
+        try (SemaphoreLease again = other.semaphore(name, 2).tryAcquire(WAIT).orElseThrow()) {
+            assertThat(again.permits()).isEqualTo(2);
+        }
+    }
+}
