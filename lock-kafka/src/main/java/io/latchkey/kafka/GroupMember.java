@@ -569,7 +569,7 @@ final class GroupMember implements PermitLease {
      * read from kafka-clients' classic coordinator by reflection, and absent (a holder then rejoins at
      * once, as a lock's does) if this kafka-clients version hides them.
      */
-    private static final class RejoinProbe {
+    static final class RejoinProbe {
         private final Object coordinator;
         private final Method rejoinNeededOrPending;
         private final Method generationIfStable;
