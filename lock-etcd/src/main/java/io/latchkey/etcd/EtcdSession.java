@@ -59,7 +59,7 @@ final class EtcdSession {
     private final ScheduledFuture<?> renewal;
 
     private final Set<EtcdLease> keys = new LinkedHashSet<>(); // guarded by this
-    private final Map<ByteSequence, Long> undeleted = new LinkedHashMap<>(); // guarded by this: key -> create revision
+    private final Map<ByteSequence, Cmp> undeleted = new LinkedHashMap<>(); // guarded by this: key -> guard (null: none)
     private boolean inFlight; // guarded by this
     private boolean closed; // guarded by this
     private boolean unreachable; // guarded by this: a call through the session could not reach etcd since the last keepalive
@@ -153,9 +153,14 @@ final class EtcdSession {
     }
 
     /** {@link #delete} at the next keepalives, until etcd confirms. */
-    synchronized void deleteLater(ByteSequence key, long revision) {
+    void deleteLater(ByteSequence key, long revision) {
+        deleteLater(key, guard(key, revision));
+    }
+
+    /** {@link #delete(ByteSequence, Cmp)} at the next keepalives, until etcd confirms. */
+    synchronized void deleteLater(ByteSequence key, Cmp guard) {
         if (failure == null && !closed) {
-            undeleted.put(key, revision);
+            undeleted.put(key, guard);
         }
     }
 
@@ -242,17 +247,17 @@ final class EtcdSession {
     }
 
     private void deleteUndeleted() {
-        Map<ByteSequence, Long> pending;
+        Map<ByteSequence, Cmp> pending;
         synchronized (this) {
             if (undeleted.isEmpty()) {
                 return;
             }
             pending = new LinkedHashMap<>(undeleted);
         }
-        pending.forEach((key, revision) -> delete(key, revision).whenComplete((r, e) -> {
+        pending.forEach((key, guard) -> delete(key, guard).whenComplete((r, e) -> {
             if (e == null) {
                 synchronized (this) {
-                    undeleted.remove(key, revision);
+                    undeleted.remove(key, guard);
                 }
                 log.debug("key '{}' deleted after its release could not reach etcd", key.toString(StandardCharsets.UTF_8));
             }
@@ -264,11 +269,20 @@ final class EtcdSession {
      * {@code revision} is 0 (a put whose outcome is unknown: the name is the grant's alone). One Raft commit.
      */
     CompletableFuture<TxnResponse> delete(ByteSequence key, long revision) {
+        return delete(key, guard(key, revision));
+    }
+
+    /** Deletes {@code key} if {@code guard} holds, or unconditionally if it is null. One Raft commit. */
+    CompletableFuture<TxnResponse> delete(ByteSequence key, Cmp guard) {
         Txn txn = backend.client().getKVClient().txn();
-        if (revision != 0) {
-            txn = txn.If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)));
+        if (guard != null) {
+            txn = txn.If(guard);
         }
         return txn.Then(Op.delete(key, DeleteOption.DEFAULT)).commit();
+    }
+
+    private static Cmp guard(ByteSequence key, long revision) {
+        return revision == 0 ? null : new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision));
     }
 
     /**
