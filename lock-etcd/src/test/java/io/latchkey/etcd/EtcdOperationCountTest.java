@@ -7,9 +7,11 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import io.latchkey.DistributedLock;
+import io.latchkey.DistributedSemaphore;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
+import io.latchkey.SemaphoreLease;
 import io.latchkey.testkit.etcd.EtcdServer;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -29,7 +31,8 @@ import org.junit.jupiter.api.Test;
  * lock+unlock is two Raft commits and at most three RPCs (here two: the queueing transaction and the
  * deleting one), on one lease per client. The member is this class's own, so that no other client's
  * requests or expiring leases fall into the counted window; keepalives are left out of the count by
- * method (they are no Raft proposals in etcd 3.4 either).
+ * method (they are no Raft proposals in etcd 3.4 either). A semaphore's permit costs the same as a
+ * lock: one transaction that takes a slot key, one that deletes it.
  */
 class EtcdOperationCountTest {
 
@@ -89,6 +92,51 @@ class EtcdOperationCountTest {
                     .isLessThanOrEqualTo(3L * CYCLES);
             // one lease for every grant of the client: no grant, revoke or lease check per lock
             assertThat(holderLease(lock)).isEqualTo(leaseBefore);
+        }
+    }
+
+    @Test
+    void anUncontendedPermitAcquireAndReleaseIsTwoRaftCommitsAndTwoRpcs() throws Exception {
+        try (LockClient client = connect()) {
+            DistributedSemaphore semaphore = client.semaphore("permits", 3);
+            Counts before = Counts.read(server);
+            for (int i = 0; i < CYCLES; i++) {
+                try (SemaphoreLease lease = semaphore.tryAcquire().orElseThrow()) {
+                    assertThat(lease.isValid()).isTrue();
+                    assertThat(lease.slot()).isZero();
+                }
+            }
+            Counts after = Counts.read(server);
+            long commits = after.commits - before.commits;
+            long rpcs = after.rpcs - before.rpcs;
+            org.slf4j.LoggerFactory.getLogger(getClass()).info("{} uncontended permit acquire+release cycles: {} Raft"
+                    + " commits, {} RPCs besides {} keepalives, by method {}", CYCLES, commits, rpcs,
+                    after.keepalives - before.keepalives, after.perMethod(before));
+            assertThat(commits).as("Raft commits in %d cycles", CYCLES).isEqualTo(2L * CYCLES);
+            assertThat(rpcs).as("RPCs other than keepalives in %d cycles: %s", CYCLES, after.perMethod(before))
+                    .isEqualTo(2L * CYCLES);
+        }
+    }
+
+    @Test
+    void everyPermitOfOneClientCostsOneCommitToTakeAndOneToRelease() throws Exception {
+        // the first slot tried is the lowest this client does not hold, so its own permits never collide
+        int permits = 3;
+        int cycles = 5;
+        try (LockClient client = connect()) {
+            DistributedSemaphore semaphore = client.semaphore("all-permits", permits);
+            Counts before = Counts.read(server);
+            for (int i = 0; i < cycles; i++) {
+                List<SemaphoreLease> held = new java.util.ArrayList<>();
+                for (int p = 0; p < permits; p++) {
+                    held.add(semaphore.tryAcquire().orElseThrow());
+                }
+                assertThat(held.stream().map(SemaphoreLease::slot)).containsExactlyInAnyOrder(0, 1, 2);
+                held.forEach(SemaphoreLease::close);
+            }
+            Counts after = Counts.read(server);
+            assertThat(after.commits - before.commits).as("Raft commits of %d x %d permits: %s", cycles, permits,
+                    after.perMethod(before)).isEqualTo(2L * permits * cycles);
         }
     }
 
