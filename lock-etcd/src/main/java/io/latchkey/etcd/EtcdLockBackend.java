@@ -74,7 +74,11 @@ import org.slf4j.LoggerFactory;
  * <p>A waiter that gives up deletes its key at once, so it can never become the holder later. Every
  * call to etcd is bounded by the {@code timeout} option.
  *
- * <p>Thread-safe. The shared layer never sends two concurrent acquires of one name from one client.
+ * <p>Semaphores ({@link SemaphoreBackend}) are slot keys on the same sessions, calls and retries, see
+ * {@link EtcdSemaphores}: a permit is renewed, lost and released exactly as a lock's key.
+ *
+ * <p>Thread-safe. The shared layer never sends two concurrent acquires of one lock name from one client;
+ * it may send several of one semaphore name, which {@link EtcdSemaphores} expects.
  */
 final class EtcdLockBackend implements SemaphoreBackend {
 

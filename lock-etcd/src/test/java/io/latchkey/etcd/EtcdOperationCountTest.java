@@ -141,6 +141,34 @@ class EtcdOperationCountTest {
     }
 
     @Test
+    void aWaiterOfAFullSemaphoreTakesTheFreedSlotWithOneTransactionWhenWokenByTheRelease() throws Exception {
+        try (LockClient holder = connect(); LockClient waiter = connect()) {
+            SemaphoreLease held = holder.semaphore("full", 1).tryAcquire().orElseThrow();
+            Counts before = Counts.read(server);
+            CompletableFuture<Optional<SemaphoreLease>> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return waiter.semaphore("full", 1).tryAcquire(LEASE.multipliedBy(3));
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            // the waiter's first transaction found the slot taken and it watches: one watch stream of its client
+            org.awaitility.Awaitility.await().atMost(TIMEOUT.multipliedBy(2))
+                    .until(() -> Counts.read(server).perMethod(before).getOrDefault("Watch", 0L) >= 1);
+            held.close();
+            try (SemaphoreLease got = waiting.get(LEASE.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS).orElseThrow()) {
+                assertThat(got.slot()).isEqualTo(held.slot());
+                assertThat(got.fencingToken()).isGreaterThan(held.fencingToken());
+            }
+            Counts after = Counts.read(server);
+            // the waiter's first try (a transaction with a put is a proposal even when its compare fails), the
+            // holder's delete, the waiter's second try, its delete; reads are no proposals
+            assertThat(after.commits - before.commits).as("Raft commits of a hand-over: %s", after.perMethod(before))
+                    .isEqualTo(4);
+        }
+    }
+
+    @Test
     void aWaiterLearnsItsPredecessorFromTheQueueingTransactionItself() throws Exception {
         try (LockClient holder = connect(); LockClient waiter = connect()) {
             Lease held = holder.lock("contended").tryLock().orElseThrow();
