@@ -235,21 +235,20 @@ final class EtcdSemaphores {
      * now without waiting, and again at the session's keepalives until etcd confirms.
      */
     private void forget(String name, EtcdSession session, ByteSequence key, ByteSequence value, boolean unreachable) {
-        Cmp guard = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(value));
         if (unreachable) {
             session.unreachable();
         }
         try {
-            session.delete(key, guard).whenComplete((r, e) -> {
+            session.deleteIfValue(key, value).whenComplete((r, e) -> {
                 if (e != null) {
-                    session.deleteLater(key, guard);
+                    session.deleteLaterIfValue(key, value);
                     log.debug("{}could not remove key '{}' of an unfinished attempt ({}); retried at the next"
                             + " keepalive", backend.semaphoreSubject(name), key.toString(StandardCharsets.UTF_8),
                             EtcdErrors.message(e));
                 }
             });
         } catch (RuntimeException e) {
-            session.deleteLater(key, guard);
+            session.deleteLaterIfValue(key, value);
         }
     }
 
