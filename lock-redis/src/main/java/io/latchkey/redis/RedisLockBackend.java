@@ -72,6 +72,8 @@ final class RedisLockBackend implements LockBackend {
      */
     private static final AtomicLong OWNERS = new AtomicLong();
     private static final AtomicInteger INSTANCES = new AtomicInteger();
+    /** The pace of an acquire's retries while a Redis Cluster cannot serve its slot; see {@link #retryingInCluster}. */
+    private static final Duration CLUSTER_PAUSE = Duration.ofMillis(100);
 
     /**
      * The key of a lock's last completed slot: {@code latchkey_slot:{<lock key>}}, a hash with fields
@@ -142,6 +144,51 @@ final class RedisLockBackend implements LockBackend {
 
     @Override
     public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        return retryingInCluster(lockName, deadline, () -> acquireOnce(lockName, deadline, evidence));
+    }
+
+    /** One acquire, or on a Redis Cluster as many as {@link #transientInCluster} failures need within the wait. */
+    private interface Acquire<T> {
+        T run() throws InterruptedException;
+    }
+
+    /**
+     * An acquire on a Redis Cluster tried again, within the caller's wait, when the cluster answered
+     * that it cannot serve the lock's slot for the moment: a primary that restarted refuses commands
+     * ({@code CLUSTERDOWN}) for its first two seconds, a slot whose keys are split by a resharding is
+     * refused ({@code TRYAGAIN}), and after a failover the client sends to the old primary until its next
+     * look at the cluster's layout, and a {@code MOVED} to the promoted replica names a node it does not
+     * know yet. Each is over within about a second; a waiter would otherwise fail at once, where a
+     * single server's waiter keeps waiting for its connection. A grant that failed so never holds the
+     * lock: the acquire undoes what it may have written before it throws. Outside a cluster, one acquire.
+     */
+    private <T> T retryingInCluster(String lockName, Deadline deadline, Acquire<T> acquire) throws InterruptedException {
+        while (true) {
+            try {
+                return acquire.run();
+            } catch (LockBackendUnavailableException e) {
+                if (!cluster || !transientInCluster(e) || deadline.remainingNanos() <= CLUSTER_PAUSE.toNanos()) {
+                    throw e;
+                }
+                log.debug("lock '{}' ({}): the cluster cannot serve its slot for the moment, trying again: {}",
+                        lockName, describe(lockName), e.getMessage());
+                Thread.sleep(CLUSTER_PAUSE.toMillis()); // the pace of retries; each attempt has its own bound
+            }
+        }
+    }
+
+    private static boolean transientInCluster(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof org.redisson.client.RedisClusterDownException
+                    || t instanceof org.redisson.client.RedisTryAgainException
+                    || t instanceof org.redisson.client.RedisNodeNotFoundException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private BackendLease acquireOnce(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         String key = key(lockName);
         long owner = OWNERS.decrementAndGet();
         String field = field(owner);
