@@ -1,8 +1,19 @@
 package io.latchkey.redis;
 
+import static io.latchkey.redis.RedisKeys.PERMIT_KEY_HEAD;
+import static io.latchkey.redis.RedisKeys.permitKey;
+import static io.latchkey.redis.RedisKeys.permitKeyTail;
+import static io.latchkey.redis.RedisKeys.semaphoreKey;
+import static io.latchkey.redis.RedisKeys.semaphoreTag;
+import static io.latchkey.redis.RedisKeys.semaphoreTokenKey;
+import static io.latchkey.redis.RedisKeys.semaphoreWaitersKey;
+import static io.latchkey.redis.RedisKeys.semaphoreWakeChannel;
 import static io.latchkey.redis.RedisScripts.CHECK;
 import static io.latchkey.redis.RedisScripts.GRANT;
 import static io.latchkey.redis.RedisScripts.LINGER;
+import static io.latchkey.redis.RedisScripts.PERMIT_CHECK;
+import static io.latchkey.redis.RedisScripts.PERMIT_GRANT;
+import static io.latchkey.redis.RedisScripts.PERMIT_RELEASE;
 import static io.latchkey.redis.RedisScripts.RECORD_SLOT;
 import static io.latchkey.redis.RedisScripts.RELEASE;
 import static io.latchkey.redis.RedisScripts.redissonChannel;
@@ -18,7 +29,8 @@ import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
-import io.latchkey.spi.LockBackend;
+import io.latchkey.spi.PermitLease;
+import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -58,8 +70,13 @@ import org.slf4j.LoggerFactory;
  * queues in a sorted set beside the lock and listens on the lock's wake channel; a release wakes only
  * the queued waiter whose entry runs out first, so a hand-over costs the release and the woken waiter's
  * grant however many clients wait, where every waiting client of Redisson's {@code RLock} retries.
+ *
+ * <p>Semaphores ({@link SemaphoreBackend}) go through the same acquire loop, cluster retries, renewal
+ * scheduler and error translation, with scripts of their own ({@link RedisScripts#PERMIT_GRANT},
+ * {@link RedisScripts#PERMIT_RELEASE}, {@link RedisScripts#PERMIT_CHECK}) over one expiring key per slot;
+ * see the package documentation.
  */
-final class RedisLockBackend implements LockBackend {
+final class RedisLockBackend implements SemaphoreBackend {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
 
@@ -144,7 +161,8 @@ final class RedisLockBackend implements LockBackend {
 
     @Override
     public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
-        return retryingInCluster(lockName, deadline, () -> acquireOnce(lockName, deadline, evidence));
+        return retryingInCluster(() -> "lock '" + lockName + "' (" + describe(lockName) + ")", deadline,
+                () -> acquireOnce(lockName, deadline, evidence));
     }
 
     /** One acquire, or on a Redis Cluster as many as {@link #transientInCluster} failures need within the wait. */
@@ -160,9 +178,11 @@ final class RedisLockBackend implements LockBackend {
      * look at the cluster's layout, and a {@code MOVED} to the promoted replica names a node it does not
      * know yet. Each is over within about a second; a waiter would otherwise fail at once, where a
      * single server's waiter keeps waiting for its connection. A grant that failed so never holds the
-     * lock: the acquire undoes what it may have written before it throws. Outside a cluster, one acquire.
+     * lock or permit: the acquire undoes what it may have written before it throws. Outside a cluster,
+     * one acquire.
      */
-    private <T> T retryingInCluster(String lockName, Deadline deadline, Acquire<T> acquire) throws InterruptedException {
+    private <T> T retryingInCluster(java.util.function.Supplier<String> subject, Deadline deadline, Acquire<T> acquire)
+            throws InterruptedException {
         while (true) {
             try {
                 return acquire.run();
@@ -170,8 +190,8 @@ final class RedisLockBackend implements LockBackend {
                 if (!cluster || !transientInCluster(e) || deadline.remainingNanos() <= CLUSTER_PAUSE.toNanos()) {
                     throw e;
                 }
-                log.debug("lock '{}' ({}): the cluster cannot serve its slot for the moment, trying again: {}",
-                        lockName, describe(lockName), e.getMessage());
+                log.debug("{}: the cluster cannot serve its slot for the moment, trying again: {}", subject.get(),
+                        e.getMessage());
                 Thread.sleep(CLUSTER_PAUSE.toMillis()); // the pace of retries; each attempt has its own bound
             }
         }
@@ -191,7 +211,74 @@ final class RedisLockBackend implements LockBackend {
     private BackendLease acquireOnce(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         String key = key(lockName);
         long owner = OWNERS.decrementAndGet();
-        String field = field(owner);
+        Contention lock = new Contention("lock '" + lockName + "'", lockName, where(lockName), waitersKey(key),
+                wakeChannel(key)) {
+            @Override
+            RFuture<List<Long>> send(String field, long queueFor) {
+                // With replicas Redisson follows the script with WAIT (checkLockSyncedSlaves), as it did for RFencedLock.
+                return commands.syncedEvalNoRetry(key, LongCodec.INSTANCE, RedisCommands.EVAL_LONG_LIST, GRANT,
+                        List.of(key, tokenKey(key), waitersKey(key)), leaseMillis, field, queueFor, timeout.toMillis());
+            }
+
+            @Override
+            void undo(String field) {
+                release(key, field);
+            }
+        };
+        Granted granted = contend(lock, field(owner), deadline);
+        if (granted == null) {
+            return null;
+        }
+        long token = granted.reply.get(0);
+        long ttl = granted.reply.get(1);
+        evidence.confirmed(granted.sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
+        RedisLease lease = new RedisLease(lockName, key, owner, token, evidence);
+        lease.start();
+        log.debug("lock '{}' ({}) acquired with token {}", lockName, describe(lockName), token);
+        return lease;
+    }
+
+    /**
+     * What an acquire contends for: a lock's key or a semaphore's slots, with the waiter queue and wake
+     * channel beside them, and how one attempt is sent and undone.
+     */
+    private abstract class Contention {
+        final String subject;
+        final String name;
+        final String where;
+        final String waitersKey;
+        final String wakeChannel;
+
+        Contention(String subject, String name, String where, String waitersKey, String wakeChannel) {
+            this.subject = subject;
+            this.name = name;
+            this.where = where;
+            this.waitersKey = waitersKey;
+            this.wakeChannel = wakeChannel;
+        }
+
+        /** One grant script: {token, PTTL, ...} when granted, {-1, PTTL of the holder to wait for, ...} when not. */
+        abstract RFuture<List<Long>> send(String field, long queueFor);
+
+        /** Makes sure an attempt whose answer we do not have holds nothing for {@code field}. */
+        abstract void undo(String field);
+
+        /** The error for an answer that refuses the request outright (not "held"), or {@code null}. */
+        RuntimeException refusal(List<Long> reply) {
+            return null;
+        }
+    }
+
+    /** The answer of the attempt that was granted, and when it was sent. */
+    private record Granted(long sentAt, List<Long> reply) {
+    }
+
+    /**
+     * Attempts until granted or the wait is over: queued by the first attempt already if there is a
+     * wait, then subscribed to the wake channel, then woken by a release naming this owner, else at the
+     * holder's expiry or at the end of the wait. {@code null} if not granted.
+     */
+    private Granted contend(Contention c, String field, Deadline deadline) throws InterruptedException {
         // The caller's bound: the wait plus one timeout for the last round trip.
         Deadline end = deadline.plus(timeout);
         Waiter waiter = null;
@@ -204,22 +291,21 @@ final class RedisLockBackend implements LockBackend {
                     waiter.wake.drainPermits(); // a wake-up from now on is news for the attempt below or a later one
                 }
                 long sentAt = System.nanoTime();
-                List<Long> r = attempt(lockName, key, field, queueFor, end);
+                List<Long> r = attempt(c, field, queueFor, end);
+                RuntimeException refused = c.refusal(r);
+                if (refused != null) {
+                    throw refused;
+                }
                 long token = r.get(0);
                 long ttl = r.get(1);
                 if (token >= 0) {
-                    evidence.confirmed(sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
-                    RedisLease lease = new RedisLease(lockName, key, owner, token, evidence);
-                    lease.task = checker.scheduleWithFixedDelay(lease::check, checkPeriodMillis, checkPeriodMillis,
-                            TimeUnit.MILLISECONDS);
-                    log.debug("lock '{}' ({}) acquired with token {}", lockName, describe(lockName), token);
-                    return lease;
+                    return new Granted(sentAt, r);
                 }
                 if (queueFor <= 0) {
                     return null; // not queued (no wait), or left the queue (the wait is over)
                 }
                 if (waiter == null) {
-                    waiter = subscribe(lockName, key, field, end);
+                    waiter = subscribe(c, field, end);
                 } else {
                     // woken by a release naming this owner, else at the holder key's expiry or the end of the wait
                     long sleep = deadline.remainingMillis();
@@ -231,7 +317,7 @@ final class RedisLockBackend implements LockBackend {
                 queueFor = deadline.hasPassed() ? 0 : Math.max(1, deadline.remainingMillis());
             }
         } catch (InterruptedException | RuntimeException e) {
-            leaveQueue(key, field);
+            leaveQueue(c.waitersKey, field);
             throw e;
         } finally {
             if (waiter != null) {
@@ -240,26 +326,22 @@ final class RedisLockBackend implements LockBackend {
         }
     }
 
-    /** One {@link RedisScripts#GRANT}, bounded by {@link #bound}; never leaves the lock held when given up. */
-    private List<Long> attempt(String lockName, String key, String field, long queueFor, Deadline end)
-            throws InterruptedException {
-        // With replicas Redisson follows the script with WAIT (checkLockSyncedSlaves), as it did for RFencedLock.
-        RFuture<List<Long>> pending = commands.syncedEvalNoRetry(key, LongCodec.INSTANCE, RedisCommands.EVAL_LONG_LIST,
-                GRANT, List.of(key, tokenKey(key), waitersKey(key)), leaseMillis, field, queueFor, timeout.toMillis());
-        String action = "while acquiring lock '" + lockName + "'";
+    /** One grant script, bounded by {@link #bound}; never leaves anything held when given up. */
+    private List<Long> attempt(Contention c, String field, long queueFor, Deadline end) throws InterruptedException {
+        RFuture<List<Long>> pending = c.send(field, queueFor);
+        String action = "while acquiring " + c.subject;
         try {
             return pending.toCompletableFuture().get(bound(end), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
-            abandon(key, field);
+            abandon(c, field);
             throw e;
         } catch (TimeoutException e) {
-            abandon(key, field);
-            throw RedisConfigs.didNotAnswer(lockName, where(lockName), action + " (within the wait plus the timeout)",
-                    timeout, e);
+            abandon(c, field);
+            throw RedisConfigs.didNotAnswer(c.name, c.where, action + " (within the wait plus the timeout)", timeout, e);
         } catch (ExecutionException e) {
             // An attempt that failed after its script ran (no replica acknowledged it, or the answer was lost) may have left the key.
-            abandon(key, field);
-            throw RedisConfigs.translate(lockName, where(lockName), action, timeout, e);
+            abandon(c, field);
+            throw RedisConfigs.translate(c.name, c.where, action, timeout, e);
         }
     }
 
@@ -271,10 +353,10 @@ final class RedisLockBackend implements LockBackend {
         return Math.max(Math.min(end.remainingNanos(), timeout.toNanos()), timeout.toNanos() / 4);
     }
 
-    /** Makes sure an attempt we stop waiting for never leaves the lock held or this owner queued. */
-    private void abandon(String key, String field) {
-        release(key, field);
-        leaveQueue(key, field);
+    /** Makes sure an attempt we stop waiting for never leaves anything held or this owner queued. */
+    private void abandon(Contention c, String field) {
+        c.undo(field);
+        leaveQueue(c.waitersKey, field);
     }
 
     private CompletableFuture<Long> release(String key, String field) {
@@ -284,30 +366,30 @@ final class RedisLockBackend implements LockBackend {
     }
 
     /** Best effort: an entry left behind goes stale on its own within the wait it announced plus a timeout. */
-    private void leaveQueue(String key, String field) {
-        redisson.getScoredSortedSet(waitersKey(key), StringCodec.INSTANCE).removeAsync(field);
+    private void leaveQueue(String waitersKey, String field) {
+        redisson.getScoredSortedSet(waitersKey, StringCodec.INSTANCE).removeAsync(field);
     }
 
     /**
-     * Listens on the lock's wake channel for this owner's name. Redisson subscribes its channels again
-     * after it reconnects (a restart of the server), so a waiter stays reachable across a restart.
+     * Listens on the wake channel for this owner's name. Redisson subscribes its channels again after it
+     * reconnects (a restart of the server), so a waiter stays reachable across a restart.
      */
-    private Waiter subscribe(String lockName, String key, String field, Deadline end) throws InterruptedException {
-        Waiter waiter = new Waiter(redisson.getTopic(wakeChannel(key), StringCodec.INSTANCE));
+    private Waiter subscribe(Contention c, String field, Deadline end) throws InterruptedException {
+        Waiter waiter = new Waiter(redisson.getTopic(c.wakeChannel, StringCodec.INSTANCE));
         RFuture<Integer> f = waiter.topic.addListenerAsync(String.class, (channel, message) -> {
             if (field.equals(message)) {
                 waiter.wake.release();
             }
         });
-        String action = "while subscribing to the wake-ups of lock '" + lockName + "'";
+        String action = "while subscribing to the wake-ups of " + c.subject;
         try {
             waiter.listener = f.toCompletableFuture().get(bound(end), TimeUnit.NANOSECONDS);
             return waiter;
         } catch (TimeoutException e) {
             f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
-            throw RedisConfigs.didNotAnswer(lockName, where(lockName), action, timeout, e);
+            throw RedisConfigs.didNotAnswer(c.name, c.where, action, timeout, e);
         } catch (ExecutionException e) {
-            throw RedisConfigs.translate(lockName, where(lockName), action, timeout, e);
+            throw RedisConfigs.translate(c.name, c.where, action, timeout, e);
         } catch (InterruptedException e) {
             f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
             throw e;
@@ -339,6 +421,79 @@ final class RedisLockBackend implements LockBackend {
         return f.toCompletableFuture();
     }
 
+    // ---- semaphores ----
+
+    @Override
+    public String describeSemaphore(String name) {
+        return "redis key '" + semaphoreKey(semaphoreTag(prefix, name)) + "'";
+    }
+
+    private String whereSemaphore(String name) {
+        return describeSemaphore(name) + " on " + server;
+    }
+
+    @Override
+    public PermitLease acquirePermit(String name, int permits, Deadline deadline, LeaseEvidence evidence)
+            throws InterruptedException {
+        return retryingInCluster(() -> "semaphore '" + name + "' (" + describeSemaphore(name) + ")", deadline,
+                () -> acquirePermitOnce(name, permits, deadline, evidence));
+    }
+
+    private PermitLease acquirePermitOnce(String name, int permits, Deadline deadline, LeaseEvidence evidence)
+            throws InterruptedException {
+        String tag = semaphoreTag(prefix, name);
+        String key = semaphoreKey(tag);
+        long owner = OWNERS.decrementAndGet();
+        Contention semaphore = new Contention("a permit of semaphore '" + name + "'", name, whereSemaphore(name),
+                semaphoreWaitersKey(tag), semaphoreWakeChannel(tag)) {
+            @Override
+            RFuture<List<Long>> send(String field, long queueFor) {
+                // With replicas Redisson follows the script with WAIT (checkLockSyncedSlaves), as for a lock.
+                return commands.syncedEvalNoRetry(key, LongCodec.INSTANCE, RedisCommands.EVAL_LONG_LIST, PERMIT_GRANT,
+                        List.of(key, semaphoreTokenKey(tag), semaphoreWaitersKey(tag)), leaseMillis, field, queueFor,
+                        timeout.toMillis(), permits, PERMIT_KEY_HEAD, permitKeyTail(tag));
+            }
+
+            @Override
+            void undo(String field) {
+                releasePermit(tag, field, -1, permits);
+            }
+
+            @Override
+            RuntimeException refusal(List<Long> reply) {
+                if (reply.get(0) != MISMATCH) {
+                    return null;
+                }
+                return new IllegalArgumentException("semaphore '" + name + "' (" + describeSemaphore(name) + ") has "
+                        + reply.get(1) + " permits on the server, and this call asked for " + permits
+                        + ": every holder of a semaphore must use the same number of permits");
+            }
+        };
+        Granted granted = contend(semaphore, field(owner), deadline);
+        if (granted == null) {
+            return null;
+        }
+        long token = granted.reply.get(0);
+        long ttl = granted.reply.get(1);
+        int slot = granted.reply.get(2).intValue();
+        evidence.confirmed(granted.sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
+        RedisPermit permit = new RedisPermit(name, tag, permits, slot, owner, token, evidence);
+        permit.start();
+        log.debug("semaphore '{}' ({}) permit {} acquired with token {}", name, describeSemaphore(name), slot, token);
+        return permit;
+    }
+
+    /** The answer of {@link RedisScripts#PERMIT_GRANT} when the semaphore is in use with another number of permits. */
+    private static final long MISMATCH = -2;
+
+    /** {@link RedisScripts#PERMIT_RELEASE} of {@code slot} ({@code -1}: whichever slot holds {@code field}). */
+    private CompletableFuture<Long> releasePermit(String tag, String field, int slot, int permits) {
+        String key = semaphoreKey(tag);
+        return redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, PERMIT_RELEASE,
+                RScript.ReturnType.LONG, List.of(key, semaphoreWaitersKey(tag), semaphoreWakeChannel(tag)), field, slot,
+                PERMIT_KEY_HEAD, permitKeyTail(tag), permits).toCompletableFuture();
+    }
+
     @Override
     public void close() {
         checker.shutdownNow();
@@ -353,24 +508,94 @@ final class RedisLockBackend implements LockBackend {
         }
     }
 
+    /** {@code f}'s answer within the timeout, or the error of this backend for {@code name} at {@code where}. */
+    private <T> T await(CompletableFuture<T> f, String name, String where, String what) {
+        try {
+            return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            throw RedisConfigs.translate(name, where, what, timeout, e);
+        } catch (TimeoutException e) {
+            throw RedisConfigs.didNotAnswer(name, where, what, timeout, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockException(name, "interrupted " + what + " (" + where + ")", e);
+        }
+    }
+
+    /**
+     * What a held lock and a held permit share: one script every {@link #checkPeriodMillis} that checks
+     * the owner, extends the key to the lease and reports its {@code PTTL} to the evidence; silence is
+     * not loss, an owner gone is.
+     */
+    private abstract class Renewed {
+        final LeaseEvidence evidence;
+        private final AtomicBoolean checking = new AtomicBoolean();
+        volatile boolean ended;
+        volatile boolean lostKey;
+        private volatile ScheduledFuture<?> task;
+
+        Renewed(LeaseEvidence evidence) {
+            this.evidence = evidence;
+        }
+
+        /** The renewal script; its answer is the key's PTTL, or -3 if the key no longer holds the owner. */
+        abstract CompletableFuture<Long> renew();
+
+        /** What is held, for the log: {@code lock 'x' (redis key '...')}. */
+        abstract String subject();
+
+        /** Why the key no longer holding the owner means loss. */
+        abstract String lostReason();
+
+        final void start() {
+            task = checker.scheduleWithFixedDelay(this::check, checkPeriodMillis, checkPeriodMillis, TimeUnit.MILLISECONDS);
+        }
+
+        final void check() {
+            if (ended || !checking.compareAndSet(false, true)) {
+                return; // the previous check has not come back yet: it will be counted as silence
+            }
+            long sentAt = System.nanoTime();
+            renew().whenComplete((ttl, e) -> {
+                checking.set(false);
+                if (ended) {
+                    return;
+                }
+                if (e != null) {
+                    // Silence is not loss: the validity deadline runs out on its own if this goes on.
+                    log.debug("ownership check of {} failed: {}", subject(), e.toString());
+                } else if (ttl != -3) {
+                    evidence.confirmed(sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
+                } else {
+                    ended = true;
+                    lostKey = true;
+                    stopChecks();
+                    evidence.lost(lostReason(), null);
+                }
+            });
+        }
+
+        final void stopChecks() {
+            ScheduledFuture<?> t = task;
+            if (t != null) {
+                t.cancel(false);
+            }
+        }
+    }
+
     /** One grant: its owner id, its token and the periodic ownership check. */
-    private final class RedisLease implements BackendLease {
+    private final class RedisLease extends Renewed implements BackendLease {
         private final String lockName;
         private final String key;
         private final long owner;
         private final long token;
-        private final LeaseEvidence evidence;
-        private final AtomicBoolean checking = new AtomicBoolean();
-        private volatile boolean ended;
-        private volatile boolean lostKey;
-        volatile ScheduledFuture<?> task;
 
         RedisLease(String lockName, String key, long owner, long token, LeaseEvidence evidence) {
+            super(evidence);
             this.lockName = lockName;
             this.key = key;
             this.owner = owner;
             this.token = token;
-            this.evidence = evidence;
         }
 
         @Override
@@ -378,37 +603,21 @@ final class RedisLockBackend implements LockBackend {
             return token;
         }
 
-        void check() {
-            if (ended || !checking.compareAndSet(false, true)) {
-                return; // the previous check has not come back yet: it will be counted as silence
-            }
-            long sentAt = System.nanoTime();
-            RedisLockBackend.this.check(key, owner).whenComplete((ttl, e) -> {
-                checking.set(false);
-                if (ended) {
-                    return;
-                }
-                if (e != null) {
-                    // Silence is not loss: the validity deadline runs out on its own if this goes on.
-                    log.debug("ownership check of lock '{}' ({}) failed: {}", lockName, describe(lockName), e.toString());
-                } else if (ttl != -3) {
-                    evidence.confirmed(sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
-                } else {
-                    ended = true;
-                    lostKey = true;
-                    stopChecks();
-                    evidence.lost(describe(lockName) + " no longer holds this lease's owner id: it expired"
-                            + " (renewal failed for longer than the lease), was deleted, or a failover promoted a replica"
-                            + " that never received the grant", null);
-                }
-            });
+        @Override
+        CompletableFuture<Long> renew() {
+            return RedisLockBackend.this.check(key, owner);
         }
 
-        private void stopChecks() {
-            ScheduledFuture<?> t = task;
-            if (t != null) {
-                t.cancel(false);
-            }
+        @Override
+        String subject() {
+            return "lock '" + lockName + "' (" + describe(lockName) + ")";
+        }
+
+        @Override
+        String lostReason() {
+            return describe(lockName) + " no longer holds this lease's owner id: it expired"
+                    + " (renewal failed for longer than the lease), was deleted, or a failover promoted a replica"
+                    + " that never received the grant";
         }
 
         /** atLeast by the key's own expiry: it outlives this process, and nothing renews it any more. */
@@ -456,16 +665,7 @@ final class RedisLockBackend implements LockBackend {
         }
 
         private <T> T await(CompletableFuture<T> f, String what) {
-            try {
-                return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-            } catch (ExecutionException e) {
-                throw RedisConfigs.translate(lockName, where(lockName), what, timeout, e);
-            } catch (TimeoutException e) {
-                throw RedisConfigs.didNotAnswer(lockName, where(lockName), what, timeout, e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new LockException(lockName, "interrupted " + what + " (" + where(lockName) + ")", e);
-            }
+            return RedisLockBackend.this.await(f, lockName, where(lockName), what);
         }
 
         @Override
@@ -493,6 +693,70 @@ final class RedisLockBackend implements LockBackend {
                 Thread.currentThread().interrupt();
                 throw new LockException(lockName, "interrupted " + what + " (" + where(lockName) + ")", e);
             }
+        }
+    }
+
+    /** One permit: its slot, owner id and token, and the periodic ownership check of its slot key. */
+    private final class RedisPermit extends Renewed implements PermitLease {
+        private final String name;
+        private final String tag;
+        private final int permits;
+        private final int slot;
+        private final long owner;
+        private final long token;
+
+        RedisPermit(String name, String tag, int permits, int slot, long owner, long token, LeaseEvidence evidence) {
+            super(evidence);
+            this.name = name;
+            this.tag = tag;
+            this.permits = permits;
+            this.slot = slot;
+            this.owner = owner;
+            this.token = token;
+        }
+
+        @Override
+        public int slot() {
+            return slot;
+        }
+
+        @Override
+        public long fencingToken() {
+            return token;
+        }
+
+        @Override
+        CompletableFuture<Long> renew() {
+            String slotKey = permitKey(tag, slot);
+            return redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(slotKey, RScript.Mode.READ_WRITE, PERMIT_CHECK,
+                    RScript.ReturnType.LONG, List.of(slotKey, semaphoreKey(tag)), field(owner), leaseMillis, permits)
+                    .toCompletableFuture();
+        }
+
+        @Override
+        String subject() {
+            return "semaphore '" + name + "' permit " + slot + " (" + describeSemaphore(name) + ")";
+        }
+
+        @Override
+        String lostReason() {
+            return "redis key '" + permitKey(tag, slot) + "' of " + describeSemaphore(name) + " no longer holds this"
+                    + " permit's owner id: it expired (renewal failed for longer than the lease), was deleted, or a"
+                    + " failover promoted a replica that never received the grant";
+        }
+
+        @Override
+        public void release() {
+            ended = true;
+            stopChecks();
+            if (lostKey) {
+                return; // the slot key holds someone else or nothing
+            }
+            String what = "while releasing permit " + slot + " of semaphore '" + name + "' (it expires on its own within "
+                    + Durations.format(lease()) + ")";
+            Long released = await(releasePermit(tag, field(owner), slot, permits), name, whereSemaphore(name), what);
+            log.debug("semaphore '{}' ({}) permit {} {}", name, describeSemaphore(name), slot,
+                    released != null && released == 1 ? "released" : "was no longer held by this lease at release");
         }
     }
 }
