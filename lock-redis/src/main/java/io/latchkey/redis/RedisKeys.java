@@ -6,7 +6,8 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
- * The Redis keys of a lock, so that on a Redis Cluster every key of one lock lives in one hash slot.
+ * The Redis keys of a lock and of a semaphore, so that on a Redis Cluster every key of one lock, or of one
+ * semaphore, lives in one hash slot.
  *
  * <p>A lock's scripts name several keys at once (the lock key, the token counter
  * {@code redisson_lock_token:{<lock key>}}, the release channel, the slot record
@@ -29,6 +30,11 @@ import java.util.HexFormat;
  * key. Each kind of semaphore key has a prefix of its own followed by the decodable tag, so no two
  * names or kinds share a key either. (As for the keys beside a lock, a namespace that itself begins
  * with one of these prefixes is the application's to avoid.)
+ *
+ * <p>The keys and channels beside a lock key follow Redisson's rule for the keys of its locks,
+ * {@code prefix:{key}}, or {@code prefix:key} when the key holds braces of its own
+ * ({@link #beside}); the token counter and Redisson's lock channel are the very names Redisson's
+ * {@code RFencedLock} used.
  *
  * <p>Stateless and thread-safe.
  */
@@ -93,6 +99,35 @@ final class RedisKeys {
     /** The channel on which a release of a permit names the one waiter it wakes. */
     static String semaphoreWakeChannel(String tag) {
         return "latchkey_semaphore_wake:" + tag;
+    }
+
+    /**
+     * A key beside {@code key} in its cluster hash slot, named as Redisson names the keys of its locks
+     * ({@code prefix:{key}}, or {@code prefix:key} when the key has braces of its own), so that the token
+     * counter and the lock channel are the very ones an older Latchkey on Redisson's RFencedLock used.
+     */
+    static String beside(String prefix, String key) {
+        return key.contains("{") ? prefix + ":" + key : prefix + ":{" + key + "}";
+    }
+
+    /** Redisson's fencing counter of the lock key: kept, so tokens go on rising across versions. */
+    static String tokenKey(String key) {
+        return beside("redisson_lock_token", key);
+    }
+
+    /** The sorted set of waiters, scored by when each entry goes stale (server time, ms). */
+    static String waitersKey(String key) {
+        return beside("latchkey_waiters", key);
+    }
+
+    /** The channel on which a release names the one waiter it wakes. */
+    static String wakeChannel(String key) {
+        return beside("latchkey_wake", key);
+    }
+
+    /** Redisson's lock channel, on which its RLock and RFencedLock waiters listen for the unlock message. */
+    static String redissonChannel(String key) {
+        return beside("redisson_lock__channel", key);
     }
 
     private static String tag(String key) {

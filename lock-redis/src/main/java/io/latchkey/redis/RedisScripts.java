@@ -1,13 +1,9 @@
 package io.latchkey.redis;
 
 /**
- * The Lua scripts of the Redis backend and the names of the keys and channels beside a lock key.
- * Stateless.
+ * The Lua scripts of the Redis backend. Stateless.
  *
- * <p>Every key a script touches shares the lock key's cluster hash slot: the names follow Redisson's
- * rule for the keys of its locks, {@code prefix:{key}}, or {@code prefix:key} when the key holds braces
- * of its own; the token counter and Redisson's lock channel are the very names Redisson's
- * {@code RFencedLock} used.
+ * <p>Every key a script touches shares one cluster hash slot; the keys' names are {@link RedisKeys}'s.
  */
 final class RedisScripts {
 
@@ -171,34 +167,4 @@ final class RedisScripts {
             + "if ttl == -2 then redis.call('hset', KEYS[2], 'permits', ARGV[3]) end; "
             + "redis.call('pexpire', KEYS[2], ARGV[2]) end; "
             + "return redis.call('pttl', KEYS[1])";
-
-    /**
-     * A key beside {@code key} in its cluster hash slot, named as Redisson names the keys of its locks
-     * ({@code prefix:{key}}, or {@code prefix:key} when the key has braces of its own), so that the token
-     * counter and the lock channel are the very ones an older Latchkey on Redisson's RFencedLock used.
-     */
-    static String beside(String prefix, String key) {
-        return key.contains("{") ? prefix + ":" + key : prefix + ":{" + key + "}";
-    }
-
-    /** Redisson's fencing counter of the lock key: kept, so tokens go on rising across versions. */
-    static String tokenKey(String key) {
-        return beside("redisson_lock_token", key);
-    }
-
-    /** The sorted set of waiters, scored by when each entry goes stale (server time, ms). */
-    static String waitersKey(String key) {
-        return beside("latchkey_waiters", key);
-    }
-
-    /** The channel on which a release names the one waiter it wakes. */
-    static String wakeChannel(String key) {
-        return beside("latchkey_wake", key);
-    }
-
-    /** Redisson's lock channel, on which its RLock and RFencedLock waiters listen for the unlock message. */
-    static String redissonChannel(String key) {
-        return beside("redisson_lock__channel", key);
-    }
-
 }

@@ -230,8 +230,8 @@ class RedisOperationCountTest {
         }
         // every waiter waits on the server: queued and subscribed
         Awaitility.await("all waiters queued and subscribed").atMost(LEASE.dividedBy(2)).until(() ->
-                Long.parseLong(server.cli(List.of(), "ZCARD", RedisScripts.waitersKey(key))) == WAITERS
-                        && subscribers(RedisScripts.wakeChannel(key)) == WAITERS);
+                Long.parseLong(server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key))) == WAITERS
+                        && subscribers(RedisKeys.wakeChannel(key)) == WAITERS);
         holder.close();
         for (Future<Boolean> w : waiters) {
             assertThat(w.get(LEASE.toMillis(), TimeUnit.MILLISECONDS)).as("a waiter got the lock").isTrue();
