@@ -48,6 +48,7 @@ import org.redisson.api.RFuture;
 import org.redisson.api.RScript;
 import org.redisson.api.RTopic;
 import org.redisson.api.RedissonClient;
+import org.redisson.api.listener.BaseStatusListener;
 import org.redisson.client.codec.LongCodec;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.client.protocol.RedisCommands;
@@ -381,35 +382,65 @@ final class RedisLockBackend implements SemaphoreBackend {
                 waiter.wake.release();
             }
         });
+        // After a reconnect Redisson subscribes again, but a release published before that is not heard:
+        // the waiter tries once more when the channel is subscribed again, as it did after its first subscription.
+        waiter.topic.addListenerAsync(new BaseStatusListener() {
+            @Override
+            public void onSubscribe(String channel) {
+                waiter.wake.release();
+            }
+        }).thenAccept(waiter::statusListener);
         String action = "while subscribing to the wake-ups of " + c.subject;
         try {
             waiter.listener = f.toCompletableFuture().get(bound(end), TimeUnit.NANOSECONDS);
             return waiter;
         } catch (TimeoutException e) {
             f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
+            waiter.close();
             throw RedisConfigs.didNotAnswer(c.name, c.where, action, timeout, e);
         } catch (ExecutionException e) {
+            waiter.close();
             throw RedisConfigs.translate(c.name, c.where, action, timeout, e);
         } catch (InterruptedException e) {
             f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
+            waiter.close();
             throw e;
         }
     }
 
-    /** A waiting acquire's subscription: one permit per release that named its owner. */
+    /**
+     * A waiting acquire's subscription: one permit per release that named its owner, and one each time
+     * the channel is subscribed again after a reconnect.
+     */
     private static final class Waiter {
         final RTopic topic;
         final Semaphore wake = new Semaphore(0);
         volatile Integer listener;
+        private Integer status; // guarded by this
+        private boolean closed; // guarded by this
 
         Waiter(RTopic topic) {
             this.topic = topic;
+        }
+
+        synchronized void statusListener(Integer id) {
+            if (closed) {
+                topic.removeListenerAsync(id);
+            } else {
+                status = id;
+            }
         }
 
         void close() {
             Integer id = listener;
             if (id != null) {
                 topic.removeListenerAsync(id); // Redisson unsubscribes when the channel's last listener goes
+            }
+            synchronized (this) {
+                closed = true;
+                if (status != null) {
+                    topic.removeListenerAsync(status);
+                }
             }
         }
     }

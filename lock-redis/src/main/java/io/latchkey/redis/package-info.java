@@ -133,7 +133,9 @@
  * <h2>Failover, restarts and the bounds of each call</h2>
  * A waiter is woken by the release's message on the lock's wake channel, which Redisson subscribes to
  * again after a reconnect (tested across a restart by {@code RedisEdgesTest}; the queue survives a
- * restart with the server's append-only file), and otherwise retries when the holder's key would expire
+ * restart with the server's append-only file); a release published before that subscription is not
+ * heard, so a waiter also tries again as soon as its channel is subscribed again (seconds after a
+ * restart, where its own retry may be most of a lease away), and otherwise retries when the holder's key would expire
  * (the {@code PTTL} its last attempt read); Redis expires a key exactly at its time to live when it is
  * accessed, so a killed holder's lock is granted within {@code lease} plus that wake-up. Any failure to reach Redis
  * (refused, unresolvable, silent, paused, restarting) is a
