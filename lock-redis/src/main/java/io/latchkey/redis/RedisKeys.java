@@ -6,7 +6,8 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
- * The Redis keys of a lock, so that on a Redis Cluster every key of one lock lives in one hash slot.
+ * The Redis keys of a lock and of a semaphore, so that on a Redis Cluster every key of one lock, or of one
+ * semaphore, lives in one hash slot.
  *
  * <p>A lock's scripts name several keys at once (the lock key, the token counter
  * {@code redisson_lock_token:{<lock key>}}, the release channel, the slot record
@@ -20,6 +21,20 @@ import java.util.HexFormat;
  * outside a cluster, are {@code <namespace>:<name>} as always. The mapping is deterministic and
  * without collisions: a tagged key holds the whole untagged key after a tag of fixed length, and an
  * untagged one holds no brace.
+ *
+ * <p>A semaphore's keys ({@link #semaphoreTag}) begin with {@code latchkey_semaphore}, never with the
+ * {@code <namespace>:} that begins every lock key (lock names are taken as they are, so every key after
+ * that prefix is some lock's), nor with the {@code {} of a tagged lock key, nor with the prefixes of the
+ * keys beside a lock ({@code redisson_lock_token}, {@code latchkey_waiters}, {@code latchkey_wake},
+ * {@code redisson_lock__channel}, {@code latchkey_slot}): a semaphore and a lock of one name share no
+ * key. Each kind of semaphore key has a prefix of its own followed by the decodable tag, so no two
+ * names or kinds share a key either. (As for the keys beside a lock, a namespace that itself begins
+ * with one of these prefixes is the application's to avoid.)
+ *
+ * <p>The keys and channels beside a lock key follow Redisson's rule for the keys of its locks,
+ * {@code prefix:{key}}, or {@code prefix:key} when the key holds braces of its own
+ * ({@link #beside}); the token counter and Redisson's lock channel are the very names Redisson's
+ * {@code RFencedLock} used.
  *
  * <p>Stateless and thread-safe.
  */
@@ -40,6 +55,79 @@ final class RedisKeys {
     /** The key of a lock's last completed slot, in the lock key's hash slot. */
     static String slotKey(String lockKey, boolean cluster) {
         return cluster && lockKey.startsWith("{") ? "latchkey_slot:" + lockKey : "latchkey_slot:{" + lockKey + "}";
+    }
+
+    /**
+     * The hash tag that puts every key of semaphore {@code name} under {@code prefix} into one cluster
+     * hash slot, on a single server as on a cluster: {@code {<prefix><name>}}, or, when that holds a
+     * brace, {@code {<16 hex digits of its SHA-256>}<prefix><name>}. Decodable, so without collisions:
+     * the first form holds exactly one brace of each kind, the second more, after a tag of fixed length.
+     */
+    static String semaphoreTag(String prefix, String name) {
+        String base = prefix + name;
+        return base.indexOf('{') < 0 && base.indexOf('}') < 0 ? "{" + base + "}" : "{" + tag(base) + "}" + base;
+    }
+
+    /** The hash of a semaphore that holds its number of permits: {@code latchkey_semaphore:<tag>}. */
+    static String semaphoreKey(String tag) {
+        return "latchkey_semaphore:" + tag;
+    }
+
+    /** What a slot key holds before its number: slot {@code k} is {@code latchkey_semaphore_slot:<k>:<tag>}. */
+    static final String PERMIT_KEY_HEAD = "latchkey_semaphore_slot:";
+
+    /** What a slot key holds after its number. */
+    static String permitKeyTail(String tag) {
+        return ":" + tag;
+    }
+
+    /** The key of slot {@code k} of a semaphore, holding its holder's owner id with the lease as its time to live. */
+    static String permitKey(String tag, int slot) {
+        return PERMIT_KEY_HEAD + slot + permitKeyTail(tag);
+    }
+
+    /** A semaphore's token counter, one per name for all its slots; it never expires. */
+    static String semaphoreTokenKey(String tag) {
+        return "latchkey_semaphore_token:" + tag;
+    }
+
+    /** The sorted set of a semaphore's waiters, as a lock's. */
+    static String semaphoreWaitersKey(String tag) {
+        return "latchkey_semaphore_waiters:" + tag;
+    }
+
+    /** The channel on which a release of a permit names the one waiter it wakes. */
+    static String semaphoreWakeChannel(String tag) {
+        return "latchkey_semaphore_wake:" + tag;
+    }
+
+    /**
+     * A key beside {@code key} in its cluster hash slot, named as Redisson names the keys of its locks
+     * ({@code prefix:{key}}, or {@code prefix:key} when the key has braces of its own), so that the token
+     * counter and the lock channel are the very ones an older Latchkey on Redisson's RFencedLock used.
+     */
+    static String beside(String prefix, String key) {
+        return key.contains("{") ? prefix + ":" + key : prefix + ":{" + key + "}";
+    }
+
+    /** Redisson's fencing counter of the lock key: kept, so tokens go on rising across versions. */
+    static String tokenKey(String key) {
+        return beside("redisson_lock_token", key);
+    }
+
+    /** The sorted set of waiters, scored by when each entry goes stale (server time, ms). */
+    static String waitersKey(String key) {
+        return beside("latchkey_waiters", key);
+    }
+
+    /** The channel on which a release names the one waiter it wakes. */
+    static String wakeChannel(String key) {
+        return beside("latchkey_wake", key);
+    }
+
+    /** Redisson's lock channel, on which its RLock and RFencedLock waiters listen for the unlock message. */
+    static String redissonChannel(String key) {
+        return beside("redisson_lock__channel", key);
     }
 
     private static String tag(String key) {

@@ -1,14 +1,25 @@
 package io.latchkey.redis;
 
+import static io.latchkey.redis.RedisKeys.PERMIT_KEY_HEAD;
+import static io.latchkey.redis.RedisKeys.permitKey;
+import static io.latchkey.redis.RedisKeys.permitKeyTail;
+import static io.latchkey.redis.RedisKeys.redissonChannel;
+import static io.latchkey.redis.RedisKeys.semaphoreKey;
+import static io.latchkey.redis.RedisKeys.semaphoreTag;
+import static io.latchkey.redis.RedisKeys.semaphoreTokenKey;
+import static io.latchkey.redis.RedisKeys.semaphoreWaitersKey;
+import static io.latchkey.redis.RedisKeys.semaphoreWakeChannel;
+import static io.latchkey.redis.RedisKeys.tokenKey;
+import static io.latchkey.redis.RedisKeys.waitersKey;
+import static io.latchkey.redis.RedisKeys.wakeChannel;
 import static io.latchkey.redis.RedisScripts.CHECK;
 import static io.latchkey.redis.RedisScripts.GRANT;
 import static io.latchkey.redis.RedisScripts.LINGER;
+import static io.latchkey.redis.RedisScripts.PERMIT_CHECK;
+import static io.latchkey.redis.RedisScripts.PERMIT_GRANT;
+import static io.latchkey.redis.RedisScripts.PERMIT_RELEASE;
 import static io.latchkey.redis.RedisScripts.RECORD_SLOT;
 import static io.latchkey.redis.RedisScripts.RELEASE;
-import static io.latchkey.redis.RedisScripts.redissonChannel;
-import static io.latchkey.redis.RedisScripts.tokenKey;
-import static io.latchkey.redis.RedisScripts.waitersKey;
-import static io.latchkey.redis.RedisScripts.wakeChannel;
 
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
@@ -18,8 +29,9 @@ import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
-import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.Pauses;
+import io.latchkey.spi.PermitLease;
+import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -37,6 +49,7 @@ import org.redisson.api.RFuture;
 import org.redisson.api.RScript;
 import org.redisson.api.RTopic;
 import org.redisson.api.RedissonClient;
+import org.redisson.api.listener.BaseStatusListener;
 import org.redisson.client.codec.LongCodec;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.client.protocol.RedisCommands;
@@ -59,8 +72,13 @@ import org.slf4j.LoggerFactory;
  * queues in a sorted set beside the lock and listens on the lock's wake channel; a release wakes only
  * the queued waiter whose entry runs out first, so a hand-over costs the release and the woken waiter's
  * grant however many clients wait, where every waiting client of Redisson's {@code RLock} retries.
+ *
+ * <p>Semaphores ({@link SemaphoreBackend}) go through the same acquire loop, cluster retries, renewal
+ * scheduler and error translation, with scripts of their own ({@link RedisScripts#PERMIT_GRANT},
+ * {@link RedisScripts#PERMIT_RELEASE}, {@link RedisScripts#PERMIT_CHECK}) over one expiring key per slot;
+ * see the package documentation.
  */
-final class RedisLockBackend implements LockBackend {
+final class RedisLockBackend implements SemaphoreBackend {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
 
@@ -73,6 +91,8 @@ final class RedisLockBackend implements LockBackend {
      */
     private static final AtomicLong OWNERS = new AtomicLong();
     private static final AtomicInteger INSTANCES = new AtomicInteger();
+    /** The pace of an acquire's retries while a Redis Cluster cannot serve its slot; see {@link #retryingInCluster}. */
+    private static final Duration CLUSTER_PAUSE = Duration.ofMillis(100);
 
     /**
      * The key of a lock's last completed slot: {@code latchkey_slot:{<lock key>}}, a hash with fields
@@ -143,9 +163,124 @@ final class RedisLockBackend implements LockBackend {
 
     @Override
     public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        return retryingInCluster(() -> "lock '" + lockName + "' (" + describe(lockName) + ")", deadline,
+                () -> acquireOnce(lockName, deadline, evidence));
+    }
+
+    /** One acquire, or on a Redis Cluster as many as {@link #transientInCluster} failures need within the wait. */
+    private interface Acquire<T> {
+        T run() throws InterruptedException;
+    }
+
+    /**
+     * An acquire on a Redis Cluster tried again, within the caller's wait, when the cluster answered
+     * that it cannot serve the lock's slot for the moment: a primary that restarted refuses commands
+     * ({@code CLUSTERDOWN}) for its first two seconds, a slot whose keys are split by a resharding is
+     * refused ({@code TRYAGAIN}), and after a failover the client sends to the old primary until its next
+     * look at the cluster's layout, and a {@code MOVED} to the promoted replica names a node it does not
+     * know yet. Each is over within about a second; a waiter would otherwise fail at once, where a
+     * single server's waiter keeps waiting for its connection. A grant that failed so never holds the
+     * lock or permit: the acquire undoes what it may have written before it throws. Outside a cluster,
+     * one acquire.
+     */
+    private <T> T retryingInCluster(java.util.function.Supplier<String> subject, Deadline deadline, Acquire<T> acquire)
+            throws InterruptedException {
+        while (true) {
+            try {
+                return acquire.run();
+            } catch (LockBackendUnavailableException e) {
+                if (!cluster || !transientInCluster(e) || deadline.remainingNanos() <= CLUSTER_PAUSE.toNanos()) {
+                    throw e;
+                }
+                log.debug("{}: the cluster cannot serve its slot for the moment, trying again: {}", subject.get(),
+                        e.getMessage());
+                Thread.sleep(CLUSTER_PAUSE.toMillis()); // the pace of retries; each attempt has its own bound
+            }
+        }
+    }
+
+    private static boolean transientInCluster(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof org.redisson.client.RedisClusterDownException
+                    || t instanceof org.redisson.client.RedisTryAgainException
+                    || t instanceof org.redisson.client.RedisNodeNotFoundException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private BackendLease acquireOnce(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         String key = key(lockName);
         long owner = OWNERS.decrementAndGet();
-        String field = field(owner);
+        Contention lock = new Contention("lock '" + lockName + "'", lockName, where(lockName), waitersKey(key),
+                wakeChannel(key)) {
+            @Override
+            RFuture<List<Long>> send(String field, long queueFor) {
+                // With replicas Redisson follows the script with WAIT (checkLockSyncedSlaves), as it did for RFencedLock.
+                return commands.syncedEvalNoRetry(key, LongCodec.INSTANCE, RedisCommands.EVAL_LONG_LIST, GRANT,
+                        List.of(key, tokenKey(key), waitersKey(key)), leaseMillis, field, queueFor, timeout.toMillis());
+            }
+
+            @Override
+            void undo(String field) {
+                release(key, field);
+            }
+        };
+        Granted granted = contend(lock, field(owner), deadline);
+        if (granted == null) {
+            return null;
+        }
+        long token = granted.reply.get(0);
+        long ttl = granted.reply.get(1);
+        evidence.confirmed(granted.sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
+        RedisLease lease = new RedisLease(lockName, key, owner, token, evidence);
+        lease.start();
+        log.debug("lock '{}' ({}) acquired with token {}", lockName, describe(lockName), token);
+        return lease;
+    }
+
+    /**
+     * What an acquire contends for: a lock's key or a semaphore's slots, with the waiter queue and wake
+     * channel beside them, and how one attempt is sent and undone.
+     */
+    private abstract class Contention {
+        final String subject;
+        final String name;
+        final String where;
+        final String waitersKey;
+        final String wakeChannel;
+
+        Contention(String subject, String name, String where, String waitersKey, String wakeChannel) {
+            this.subject = subject;
+            this.name = name;
+            this.where = where;
+            this.waitersKey = waitersKey;
+            this.wakeChannel = wakeChannel;
+        }
+
+        /** One grant script: {token, PTTL, ...} when granted, {-1, PTTL of the holder to wait for, ...} when not. */
+        abstract RFuture<List<Long>> send(String field, long queueFor);
+
+        /** Makes sure an attempt whose answer we do not have holds nothing for {@code field}. */
+        abstract void undo(String field);
+
+        /** The error for an answer that refuses the request outright (not "held"), or {@code null}. */
+        RuntimeException refusal(List<Long> reply) {
+            return null;
+        }
+    }
+
+    /** The answer of the attempt that was granted, and when it was sent. */
+    private record Granted(long sentAt, List<Long> reply) {
+    }
+
+    /**
+     * Attempts until granted or the wait is over: queued by the first attempt already if there is a
+     * wait, then subscribed to the wake channel, then woken by a release naming this owner, else at the
+     * holder's expiry or at the end of the wait. {@code null} if not granted.
+     */
+    private Granted contend(Contention c, String field, Deadline deadline) throws InterruptedException {
         // The caller's bound: the wait plus one timeout for the last round trip.
         Deadline end = deadline.plus(timeout);
         Waiter waiter = null;
@@ -158,22 +293,21 @@ final class RedisLockBackend implements LockBackend {
                     waiter.wake.drainPermits(); // a wake-up from now on is news for the attempt below or a later one
                 }
                 long sentAt = System.nanoTime();
-                List<Long> r = attempt(lockName, key, field, queueFor, end);
+                List<Long> r = attempt(c, field, queueFor, end);
+                RuntimeException refused = c.refusal(r);
+                if (refused != null) {
+                    throw refused;
+                }
                 long token = r.get(0);
                 long ttl = r.get(1);
                 if (token >= 0) {
-                    evidence.confirmed(sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
-                    RedisLease lease = new RedisLease(lockName, key, owner, token, evidence);
-                    lease.task = checker.scheduleWithFixedDelay(lease::check, checkPeriodMillis, checkPeriodMillis,
-                            TimeUnit.MILLISECONDS);
-                    log.debug("lock '{}' ({}) acquired with token {}", lockName, describe(lockName), token);
-                    return lease;
+                    return new Granted(sentAt, r);
                 }
                 if (queueFor <= 0) {
                     return null; // not queued (no wait), or left the queue (the wait is over)
                 }
                 if (waiter == null) {
-                    waiter = subscribe(lockName, key, field, end);
+                    waiter = subscribe(c, field, end);
                 } else {
                     // woken by a release naming this owner, else at the holder key's expiry or the end of the wait
                     long sleep = deadline.remainingMillis();
@@ -185,7 +319,7 @@ final class RedisLockBackend implements LockBackend {
                 queueFor = deadline.hasPassed() ? 0 : Math.max(1, deadline.remainingMillis());
             }
         } catch (InterruptedException | RuntimeException e) {
-            leaveQueue(key, field);
+            leaveQueue(c.waitersKey, field);
             throw e;
         } finally {
             if (waiter != null) {
@@ -194,29 +328,26 @@ final class RedisLockBackend implements LockBackend {
         }
     }
 
-    /** One {@link RedisScripts#GRANT}, bounded by {@link #bound}; never leaves the lock held when given up. */
-    private List<Long> attempt(String lockName, String key, String field, long queueFor, Deadline end)
-            throws InterruptedException {
-        // With replicas Redisson follows the script with WAIT (checkLockSyncedSlaves), as it did for RFencedLock.
+    /** One grant script, bounded by {@link #bound}; never leaves anything held when given up. */
+    private List<Long> attempt(Contention c, String field, long queueFor, Deadline end) throws InterruptedException {
         long sentAt = System.nanoTime();
         long bound = bound(end);
-        RFuture<List<Long>> pending = commands.syncedEvalNoRetry(key, LongCodec.INSTANCE, RedisCommands.EVAL_LONG_LIST,
-                GRANT, List.of(key, tokenKey(key), waitersKey(key)), leaseMillis, field, queueFor, timeout.toMillis());
-        String action = "while acquiring lock '" + lockName + "'";
+        RFuture<List<Long>> pending = c.send(field, queueFor);
+        String action = "while acquiring " + c.subject;
         try {
             return pending.toCompletableFuture().get(bound, TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
-            abandon(key, field);
+            abandon(c, field);
             throw e;
         } catch (TimeoutException e) {
-            abandon(key, field);
-            throw orPaused(RedisConfigs.didNotAnswer(lockName, where(lockName), action + " (within the wait plus the timeout)",
-                    timeout, e), lockName, action, sentAt, bound);
+            abandon(c, field);
+            throw orPaused(RedisConfigs.didNotAnswer(c.name, c.where, action + " (within the wait plus the timeout)", timeout,
+                    e), c.name, c.subject, c.where, action, sentAt, bound);
         } catch (ExecutionException e) {
             // An attempt that failed after its script ran (no replica acknowledged it, or the answer was lost) may have left the key.
-            abandon(key, field);
-            throw orPaused(RedisConfigs.translate(lockName, where(lockName), action, timeout, e), lockName, action, sentAt,
-                    bound);
+            abandon(c, field);
+            throw orPaused(RedisConfigs.translate(c.name, c.where, action, timeout, e), c.name, c.subject, c.where, action,
+                    sentAt, bound);
         }
     }
 
@@ -232,18 +363,20 @@ final class RedisLockBackend implements LockBackend {
      * {@code failure}, or the same told as a pause of this process ({@link Pauses}) if the call that began
      * at {@code startNanos} with the bound {@code boundNanos} gave up far past it: then Redis is not blamed.
      *
+     * @param subject {@code "lock 'x'"} or {@code "semaphore 'x'"}
      * @param action what the call did, as the messages of this backend say it ({@code "while acquiring ..."})
      */
-    private LockException orPaused(LockException failure, String lockName, String action, long startNanos, long boundNanos) {
+    private LockException orPaused(LockException failure, String name, String subject, String where, String action,
+            long startNanos, long boundNanos) {
         String doing = action.startsWith("while ") ? action.substring("while ".length()) : action;
-        return Pauses.since(startNanos, Duration.ofNanos(boundNanos)).explain(failure, lockName,
-                "lock '" + lockName + "' (" + where(lockName) + "): ", doing, "redis");
+        return Pauses.since(startNanos, Duration.ofNanos(boundNanos)).explain(failure, name,
+                subject + " (" + where + "): ", doing, "redis");
     }
 
-    /** Makes sure an attempt we stop waiting for never leaves the lock held or this owner queued. */
-    private void abandon(String key, String field) {
-        release(key, field);
-        leaveQueue(key, field);
+    /** Makes sure an attempt we stop waiting for never leaves anything held or this owner queued. */
+    private void abandon(Contention c, String field) {
+        c.undo(field);
+        leaveQueue(c.waitersKey, field);
     }
 
     private CompletableFuture<Long> release(String key, String field) {
@@ -253,54 +386,84 @@ final class RedisLockBackend implements LockBackend {
     }
 
     /** Best effort: an entry left behind goes stale on its own within the wait it announced plus a timeout. */
-    private void leaveQueue(String key, String field) {
-        redisson.getScoredSortedSet(waitersKey(key), StringCodec.INSTANCE).removeAsync(field);
+    private void leaveQueue(String waitersKey, String field) {
+        redisson.getScoredSortedSet(waitersKey, StringCodec.INSTANCE).removeAsync(field);
     }
 
     /**
-     * Listens on the lock's wake channel for this owner's name. Redisson subscribes its channels again
-     * after it reconnects (a restart of the server), so a waiter stays reachable across a restart.
+     * Listens on the wake channel for this owner's name. Redisson subscribes its channels again after it
+     * reconnects (a restart of the server), so a waiter stays reachable across a restart.
      */
-    private Waiter subscribe(String lockName, String key, String field, Deadline end) throws InterruptedException {
+    private Waiter subscribe(Contention c, String field, Deadline end) throws InterruptedException {
         long sentAt = System.nanoTime();
-        Waiter waiter = new Waiter(redisson.getTopic(wakeChannel(key), StringCodec.INSTANCE));
+        long bound = bound(end);
+        Waiter waiter = new Waiter(redisson.getTopic(c.wakeChannel, StringCodec.INSTANCE));
         RFuture<Integer> f = waiter.topic.addListenerAsync(String.class, (channel, message) -> {
             if (field.equals(message)) {
                 waiter.wake.release();
             }
         });
-        String action = "while subscribing to the wake-ups of lock '" + lockName + "'";
-        long bound = bound(end);
+        // After a reconnect Redisson subscribes again, but a release published before that is not heard:
+        // the waiter tries once more when the channel is subscribed again, as it did after its first subscription.
+        waiter.topic.addListenerAsync(new BaseStatusListener() {
+            @Override
+            public void onSubscribe(String channel) {
+                waiter.wake.release();
+            }
+        }).thenAccept(waiter::statusListener);
+        String action = "while subscribing to the wake-ups of " + c.subject;
         try {
             waiter.listener = f.toCompletableFuture().get(bound, TimeUnit.NANOSECONDS);
             return waiter;
         } catch (TimeoutException e) {
             f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
-            throw orPaused(RedisConfigs.didNotAnswer(lockName, where(lockName), action, timeout, e), lockName, action,
-                    sentAt, bound);
+            waiter.close();
+            throw orPaused(RedisConfigs.didNotAnswer(c.name, c.where, action, timeout, e), c.name, c.subject, c.where,
+                    action, sentAt, bound);
         } catch (ExecutionException e) {
-            throw orPaused(RedisConfigs.translate(lockName, where(lockName), action, timeout, e), lockName, action, sentAt,
-                    bound);
+            waiter.close();
+            throw orPaused(RedisConfigs.translate(c.name, c.where, action, timeout, e), c.name, c.subject, c.where, action,
+                    sentAt, bound);
         } catch (InterruptedException e) {
             f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
+            waiter.close();
             throw e;
         }
     }
 
-    /** A waiting acquire's subscription: one permit per release that named its owner. */
+    /**
+     * A waiting acquire's subscription: one permit per release that named its owner, and one each time
+     * the channel is subscribed again after a reconnect.
+     */
     private static final class Waiter {
         final RTopic topic;
         final Semaphore wake = new Semaphore(0);
         volatile Integer listener;
+        private Integer status; // guarded by this
+        private boolean closed; // guarded by this
 
         Waiter(RTopic topic) {
             this.topic = topic;
+        }
+
+        synchronized void statusListener(Integer id) {
+            if (closed) {
+                topic.removeListenerAsync(id);
+            } else {
+                status = id;
+            }
         }
 
         void close() {
             Integer id = listener;
             if (id != null) {
                 topic.removeListenerAsync(id); // Redisson unsubscribes when the channel's last listener goes
+            }
+            synchronized (this) {
+                closed = true;
+                if (status != null) {
+                    topic.removeListenerAsync(status);
+                }
             }
         }
     }
@@ -310,6 +473,79 @@ final class RedisLockBackend implements LockBackend {
         RFuture<Long> f = script.evalAsync(key, RScript.Mode.READ_WRITE, CHECK, RScript.ReturnType.LONG,
                 List.of(key), field(owner), leaseMillis);
         return f.toCompletableFuture();
+    }
+
+    // ---- semaphores ----
+
+    @Override
+    public String describeSemaphore(String name) {
+        return "redis key '" + semaphoreKey(semaphoreTag(prefix, name)) + "'";
+    }
+
+    private String whereSemaphore(String name) {
+        return describeSemaphore(name) + " on " + server;
+    }
+
+    @Override
+    public PermitLease acquirePermit(String name, int permits, Deadline deadline, LeaseEvidence evidence)
+            throws InterruptedException {
+        return retryingInCluster(() -> "semaphore '" + name + "' (" + describeSemaphore(name) + ")", deadline,
+                () -> acquirePermitOnce(name, permits, deadline, evidence));
+    }
+
+    private PermitLease acquirePermitOnce(String name, int permits, Deadline deadline, LeaseEvidence evidence)
+            throws InterruptedException {
+        String tag = semaphoreTag(prefix, name);
+        String key = semaphoreKey(tag);
+        long owner = OWNERS.decrementAndGet();
+        Contention semaphore = new Contention("a permit of semaphore '" + name + "'", name, whereSemaphore(name),
+                semaphoreWaitersKey(tag), semaphoreWakeChannel(tag)) {
+            @Override
+            RFuture<List<Long>> send(String field, long queueFor) {
+                // With replicas Redisson follows the script with WAIT (checkLockSyncedSlaves), as for a lock.
+                return commands.syncedEvalNoRetry(key, LongCodec.INSTANCE, RedisCommands.EVAL_LONG_LIST, PERMIT_GRANT,
+                        List.of(key, semaphoreTokenKey(tag), semaphoreWaitersKey(tag)), leaseMillis, field, queueFor,
+                        timeout.toMillis(), permits, PERMIT_KEY_HEAD, permitKeyTail(tag));
+            }
+
+            @Override
+            void undo(String field) {
+                releasePermit(tag, field, -1, permits);
+            }
+
+            @Override
+            RuntimeException refusal(List<Long> reply) {
+                if (reply.get(0) != MISMATCH) {
+                    return null;
+                }
+                return new IllegalArgumentException("semaphore '" + name + "' (" + describeSemaphore(name) + ") has "
+                        + reply.get(1) + " permits on the server, and this call asked for " + permits
+                        + ": every holder of a semaphore must use the same number of permits");
+            }
+        };
+        Granted granted = contend(semaphore, field(owner), deadline);
+        if (granted == null) {
+            return null;
+        }
+        long token = granted.reply.get(0);
+        long ttl = granted.reply.get(1);
+        int slot = granted.reply.get(2).intValue();
+        evidence.confirmed(granted.sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
+        RedisPermit permit = new RedisPermit(name, tag, permits, slot, owner, token, evidence);
+        permit.start();
+        log.debug("semaphore '{}' ({}) permit {} acquired with token {}", name, describeSemaphore(name), slot, token);
+        return permit;
+    }
+
+    /** The answer of {@link RedisScripts#PERMIT_GRANT} when the semaphore is in use with another number of permits. */
+    private static final long MISMATCH = -2;
+
+    /** {@link RedisScripts#PERMIT_RELEASE} of {@code slot} ({@code -1}: whichever slot holds {@code field}). */
+    private CompletableFuture<Long> releasePermit(String tag, String field, int slot, int permits) {
+        String key = semaphoreKey(tag);
+        return redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, PERMIT_RELEASE,
+                RScript.ReturnType.LONG, List.of(key, semaphoreWaitersKey(tag), semaphoreWakeChannel(tag)), field, slot,
+                PERMIT_KEY_HEAD, permitKeyTail(tag), permits).toCompletableFuture();
     }
 
     @Override
@@ -326,24 +562,97 @@ final class RedisLockBackend implements LockBackend {
         }
     }
 
+    /** {@code f}'s answer within the timeout, or the error of this backend for {@code name} at {@code where}. */
+    private <T> T await(CompletableFuture<T> f, String name, String subject, String where, String what) {
+        long start = System.nanoTime();
+        try {
+            return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            throw orPaused(RedisConfigs.translate(name, where, what, timeout, e), name, subject, where, what, start,
+                    timeout.toNanos());
+        } catch (TimeoutException e) {
+            throw orPaused(RedisConfigs.didNotAnswer(name, where, what, timeout, e), name, subject, where, what, start,
+                    timeout.toNanos());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockException(name, "interrupted " + what + " (" + where + ")", e);
+        }
+    }
+
+    /**
+     * What a held lock and a held permit share: one script every {@link #checkPeriodMillis} that checks
+     * the owner, extends the key to the lease and reports its {@code PTTL} to the evidence; silence is
+     * not loss, an owner gone is.
+     */
+    private abstract class Renewed {
+        final LeaseEvidence evidence;
+        private final AtomicBoolean checking = new AtomicBoolean();
+        volatile boolean ended;
+        volatile boolean lostKey;
+        private volatile ScheduledFuture<?> task;
+
+        Renewed(LeaseEvidence evidence) {
+            this.evidence = evidence;
+        }
+
+        /** The renewal script; its answer is the key's PTTL, or -3 if the key no longer holds the owner. */
+        abstract CompletableFuture<Long> renew();
+
+        /** What is held, for the log: {@code lock 'x' (redis key '...')}. */
+        abstract String subject();
+
+        /** Why the key no longer holding the owner means loss. */
+        abstract String lostReason();
+
+        final void start() {
+            task = checker.scheduleWithFixedDelay(this::check, checkPeriodMillis, checkPeriodMillis, TimeUnit.MILLISECONDS);
+        }
+
+        final void check() {
+            if (ended || !checking.compareAndSet(false, true)) {
+                return; // the previous check has not come back yet: it will be counted as silence
+            }
+            long sentAt = System.nanoTime();
+            renew().whenComplete((ttl, e) -> {
+                checking.set(false);
+                if (ended) {
+                    return;
+                }
+                if (e != null) {
+                    // Silence is not loss: the validity deadline runs out on its own if this goes on.
+                    log.debug("ownership check of {} failed: {}", subject(), e.toString());
+                } else if (ttl != -3) {
+                    evidence.confirmed(sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
+                } else {
+                    ended = true;
+                    lostKey = true;
+                    stopChecks();
+                    evidence.lost(lostReason(), null);
+                }
+            });
+        }
+
+        final void stopChecks() {
+            ScheduledFuture<?> t = task;
+            if (t != null) {
+                t.cancel(false);
+            }
+        }
+    }
+
     /** One grant: its owner id, its token and the periodic ownership check. */
-    private final class RedisLease implements BackendLease {
+    private final class RedisLease extends Renewed implements BackendLease {
         private final String lockName;
         private final String key;
         private final long owner;
         private final long token;
-        private final LeaseEvidence evidence;
-        private final AtomicBoolean checking = new AtomicBoolean();
-        private volatile boolean ended;
-        private volatile boolean lostKey;
-        volatile ScheduledFuture<?> task;
 
         RedisLease(String lockName, String key, long owner, long token, LeaseEvidence evidence) {
+            super(evidence);
             this.lockName = lockName;
             this.key = key;
             this.owner = owner;
             this.token = token;
-            this.evidence = evidence;
         }
 
         @Override
@@ -351,37 +660,21 @@ final class RedisLockBackend implements LockBackend {
             return token;
         }
 
-        void check() {
-            if (ended || !checking.compareAndSet(false, true)) {
-                return; // the previous check has not come back yet: it will be counted as silence
-            }
-            long sentAt = System.nanoTime();
-            RedisLockBackend.this.check(key, owner).whenComplete((ttl, e) -> {
-                checking.set(false);
-                if (ended) {
-                    return;
-                }
-                if (e != null) {
-                    // Silence is not loss: the validity deadline runs out on its own if this goes on.
-                    log.debug("ownership check of lock '{}' ({}) failed: {}", lockName, describe(lockName), e.toString());
-                } else if (ttl != -3) {
-                    evidence.confirmed(sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
-                } else {
-                    ended = true;
-                    lostKey = true;
-                    stopChecks();
-                    evidence.lost(describe(lockName) + " no longer holds this lease's owner id: it expired"
-                            + " (renewal failed for longer than the lease), was deleted, or a failover promoted a replica"
-                            + " that never received the grant", null);
-                }
-            });
+        @Override
+        CompletableFuture<Long> renew() {
+            return RedisLockBackend.this.check(key, owner);
         }
 
-        private void stopChecks() {
-            ScheduledFuture<?> t = task;
-            if (t != null) {
-                t.cancel(false);
-            }
+        @Override
+        String subject() {
+            return "lock '" + lockName + "' (" + describe(lockName) + ")";
+        }
+
+        @Override
+        String lostReason() {
+            return describe(lockName) + " no longer holds this lease's owner id: it expired"
+                    + " (renewal failed for longer than the lease), was deleted, or a failover promoted a replica"
+                    + " that never received the grant";
         }
 
         /** atLeast by the key's own expiry: it outlives this process, and nothing renews it any more. */
@@ -429,19 +722,7 @@ final class RedisLockBackend implements LockBackend {
         }
 
         private <T> T await(CompletableFuture<T> f, String what) {
-            long start = System.nanoTime();
-            try {
-                return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-            } catch (ExecutionException e) {
-                throw orPaused(RedisConfigs.translate(lockName, where(lockName), what, timeout, e), lockName, what, start,
-                        timeout.toNanos());
-            } catch (TimeoutException e) {
-                throw orPaused(RedisConfigs.didNotAnswer(lockName, where(lockName), what, timeout, e), lockName, what, start,
-                        timeout.toNanos());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new LockException(lockName, "interrupted " + what + " (" + where(lockName) + ")", e);
-            }
+            return RedisLockBackend.this.await(f, lockName, "lock '" + lockName + "'", where(lockName), what);
         }
 
         @Override
@@ -453,25 +734,77 @@ final class RedisLockBackend implements LockBackend {
             }
             String what = "while releasing lock '" + lockName + "' (it expires on its own within "
                     + Durations.format(lease()) + ")";
-            long start = System.nanoTime();
-            CompletableFuture<Long> f = RedisLockBackend.this.release(key, field(owner));
-            try {
-                Long released = f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-                if (released != null && released == 1) {
-                    log.debug("lock '{}' ({}) released", lockName, describe(lockName));
-                } else {
-                    log.debug("lock '{}' ({}) was no longer held by this lease at release", lockName, describe(lockName));
-                }
-            } catch (ExecutionException e) {
-                throw orPaused(RedisConfigs.translate(lockName, where(lockName), what, timeout, e), lockName, what, start,
-                        timeout.toNanos());
-            } catch (TimeoutException e) {
-                throw orPaused(RedisConfigs.didNotAnswer(lockName, where(lockName), what, timeout, e), lockName, what, start,
-                        timeout.toNanos());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new LockException(lockName, "interrupted " + what + " (" + where(lockName) + ")", e);
+            Long released = await(RedisLockBackend.this.release(key, field(owner)), what);
+            if (released != null && released == 1) {
+                log.debug("lock '{}' ({}) released", lockName, describe(lockName));
+            } else {
+                log.debug("lock '{}' ({}) was no longer held by this lease at release", lockName, describe(lockName));
             }
+        }
+    }
+
+    /** One permit: its slot, owner id and token, and the periodic ownership check of its slot key. */
+    private final class RedisPermit extends Renewed implements PermitLease {
+        private final String name;
+        private final String tag;
+        private final int permits;
+        private final int slot;
+        private final long owner;
+        private final long token;
+
+        RedisPermit(String name, String tag, int permits, int slot, long owner, long token, LeaseEvidence evidence) {
+            super(evidence);
+            this.name = name;
+            this.tag = tag;
+            this.permits = permits;
+            this.slot = slot;
+            this.owner = owner;
+            this.token = token;
+        }
+
+        @Override
+        public int slot() {
+            return slot;
+        }
+
+        @Override
+        public long fencingToken() {
+            return token;
+        }
+
+        @Override
+        CompletableFuture<Long> renew() {
+            String slotKey = permitKey(tag, slot);
+            return redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(slotKey, RScript.Mode.READ_WRITE, PERMIT_CHECK,
+                    RScript.ReturnType.LONG, List.of(slotKey, semaphoreKey(tag)), field(owner), leaseMillis, permits)
+                    .toCompletableFuture();
+        }
+
+        @Override
+        String subject() {
+            return "semaphore '" + name + "' permit " + slot + " (" + describeSemaphore(name) + ")";
+        }
+
+        @Override
+        String lostReason() {
+            return "redis key '" + permitKey(tag, slot) + "' of " + describeSemaphore(name) + " no longer holds this"
+                    + " permit's owner id: it expired (renewal failed for longer than the lease), was deleted, or a"
+                    + " failover promoted a replica that never received the grant";
+        }
+
+        @Override
+        public void release() {
+            ended = true;
+            stopChecks();
+            if (lostKey) {
+                return; // the slot key holds someone else or nothing
+            }
+            String what = "while releasing permit " + slot + " of semaphore '" + name + "' (it expires on its own within "
+                    + Durations.format(lease()) + ")";
+            Long released = await(releasePermit(tag, field(owner), slot, permits), name, "semaphore '" + name + "'",
+                    whereSemaphore(name), what);
+            log.debug("semaphore '{}' ({}) permit {} {}", name, describeSemaphore(name), slot,
+                    released != null && released == 1 ? "released" : "was no longer held by this lease at release");
         }
     }
 }

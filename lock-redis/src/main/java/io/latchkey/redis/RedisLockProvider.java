@@ -2,12 +2,9 @@ package io.latchkey.redis;
 
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
-import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.DaemonThreads;
-import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LockBackend;
-import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockProviderFactory;
 import io.latchkey.spi.LockUri;
@@ -25,8 +22,6 @@ import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.NettyHook;
 import org.redisson.config.Config;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The Redis provider of Latchkey: {@code redis://}, {@code rediss://} (TLS), {@code redis-sentinel://},
@@ -53,8 +48,6 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safety: stateless; {@link #connect} and {@link #client} may be called from any thread.
  */
 public final class RedisLockProvider implements LockProviderFactory {
-
-    private static final Logger log = LoggerFactory.getLogger(RedisLockProvider.class);
 
     /**
      * The shortest lease this backend accepts: 100 ms. The lease is renewed every
@@ -94,7 +87,7 @@ public final class RedisLockProvider implements LockProviderFactory {
         String where = "the application's Redisson client";
         LockClients.checkOptions(new RedisLockProvider(), options, where);
         checkLease(options, where);
-        LockBackend backend = clusterAware(redisson, new RedisLockBackend(redisson, false, options, where));
+        LockBackend backend = new RedisLockBackend(redisson, false, options, where);
         return LockClients.of("redis", backend, options);
     }
 
@@ -134,68 +127,7 @@ public final class RedisLockProvider implements LockProviderFactory {
         checkLease(options, "lock URI '" + where + "'");
         Config config = RedisConfigs.build(uri, options);
         RedissonClient redisson = create(config, options.timeout(), where);
-        return clusterAware(redisson, new RedisLockBackend(redisson, true, options, where));
-    }
-
-    /** On a Redis Cluster, the backend with {@link ClusterRetries}; elsewhere the backend itself. */
-    private static LockBackend clusterAware(RedissonClient redisson, LockBackend backend) {
-        return redisson.getConfig().isClusterConfig() ? new ClusterRetries(backend) : backend;
-    }
-
-    /**
-     * An acquire on a Redis Cluster tried again, within the caller's wait, when the cluster answered
-     * that it cannot serve the lock's slot for the moment: a primary that restarted refuses commands
-     * ({@code CLUSTERDOWN}) for its first two seconds, a slot whose keys are split by a resharding is
-     * refused ({@code TRYAGAIN}), and after a failover the client sends to the old primary until its next
-     * look at the cluster's layout, and a {@code MOVED} to the promoted replica names a node it does not
-     * know yet. Each is over within about a second; a waiter would otherwise fail at once, where a
-     * single server's waiter keeps waiting for its connection. A grant that failed so never holds the
-     * lock: the acquire undoes what it may have written before it throws.
-     */
-    private static final class ClusterRetries implements LockBackend {
-        private static final Duration PAUSE = Duration.ofMillis(100);
-        private final LockBackend backend;
-
-        ClusterRetries(LockBackend backend) {
-            this.backend = backend;
-        }
-
-        @Override
-        public String describe(String lockName) {
-            return backend.describe(lockName);
-        }
-
-        @Override
-        public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
-            while (true) {
-                try {
-                    return backend.acquire(lockName, deadline, evidence);
-                } catch (io.latchkey.LockBackendUnavailableException e) {
-                    if (!transientInCluster(e) || deadline.remainingNanos() <= PAUSE.toNanos()) {
-                        throw e;
-                    }
-                    log.debug("lock '{}' ({}): the cluster cannot serve its slot for the moment, trying again: {}",
-                            lockName, describe(lockName), e.getMessage());
-                    Thread.sleep(PAUSE.toMillis()); // the pace of retries; each attempt has its own bound
-                }
-            }
-        }
-
-        private static boolean transientInCluster(Throwable e) {
-            for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-                if (t instanceof org.redisson.client.RedisClusterDownException
-                        || t instanceof org.redisson.client.RedisTryAgainException
-                        || t instanceof org.redisson.client.RedisNodeNotFoundException) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        @Override
-        public void close() {
-            backend.close();
-        }
+        return new RedisLockBackend(redisson, true, options, where);
     }
 
     /**

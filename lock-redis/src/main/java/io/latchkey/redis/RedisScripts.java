@@ -1,13 +1,9 @@
 package io.latchkey.redis;
 
 /**
- * The Lua scripts of the Redis backend and the names of the keys and channels beside a lock key.
- * Stateless.
+ * The Lua scripts of the Redis backend. Stateless.
  *
- * <p>Every key a script touches shares the lock key's cluster hash slot: the names follow Redisson's
- * rule for the keys of its locks, {@code prefix:{key}}, or {@code prefix:key} when the key holds braces
- * of its own; the token counter and Redisson's lock channel are the very names Redisson's
- * {@code RFencedLock} used.
+ * <p>Every key a script touches shares one cluster hash slot; the keys' names are {@link RedisKeys}'s.
  */
 final class RedisScripts {
 
@@ -87,34 +83,88 @@ final class RedisScripts {
             + "if t and tonumber(t) > tonumber(ARGV[2]) then return 0 end; "
             + "redis.call('hset', KEYS[2], 'token', ARGV[2], 'slot', ARGV[3]); return 1";
 
+    /** Lua: the table of the names of slots 0..n-1 from the slot key's head ARGV[h] and tail ARGV[t]. */
+    private static String slots(String n, int head, int tail) {
+        return "local slots = {}; for k = 0, " + n + " - 1 do slots[k + 1] = ARGV[" + head + "] .. k .. ARGV[" + tail
+                + "] end; ";
+    }
 
     /**
-     * A key beside {@code key} in its cluster hash slot, named as Redisson names the keys of its locks
-     * ({@code prefix:{key}}, or {@code prefix:key} when the key has braces of its own), so that the token
-     * counter and the lock channel are the very ones an older Latchkey on Redisson's RFencedLock used.
+     * One attempt at a permit. KEYS: the semaphore's hash, its token counter, its waiter queue; ARGV: the
+     * lease in ms, the owner, how long to stay queued in ms (as {@link #GRANT}), the timeout in ms, the
+     * number of permits, the head and the tail of the slot keys (slot {@code k} is head..k..tail, in the
+     * hash slot of the declared keys). If the hash records another number of permits while a slot of
+     * that number is held, returns {-2, that number, -1} and touches nothing. Else takes the lowest free
+     * slot: increments the counter, sets the slot key to the owner with the lease as its time to live,
+     * records the number of permits in the hash and lets it live at least as long as the slot, leaves the
+     * queue, and returns {token, PTTL of the slot key, slot}. With no slot free, returns {-1, the
+     * shortest PTTL of the held slots, -1} and queues the owner exactly as {@link #GRANT} does. The slot
+     * keys are only read before the one written, so a refusal by a cluster node leaves nothing half done.
      */
-    static String beside(String prefix, String key) {
-        return key.contains("{") ? prefix + ":" + key : prefix + ":{" + key + "}";
-    }
+    static final String PERMIT_GRANT = EFFECTS
+            + "local n = tonumber(ARGV[5]); "
+            + "local known = tonumber(redis.call('hget', KEYS[1], 'permits')); "
+            + "if known and known ~= n then "
+            + slots("known", 6, 7)
+            + "if redis.call('exists', unpack(slots)) > 0 then return {-2, known, -1} end end; "
+            + "local soonest = -1; "
+            + "for k = 0, n - 1 do "
+            + "local slot = ARGV[6] .. k .. ARGV[7]; "
+            + "local ttl = redis.call('pttl', slot); "
+            + "if ttl == -2 then "
+            + "local token = redis.call('incr', KEYS[2]); "
+            + "redis.call('set', slot, ARGV[2], 'px', ARGV[1]); "
+            + "if known ~= n then redis.call('hset', KEYS[1], 'permits', n) end; "
+            + "if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then redis.call('pexpire', KEYS[1], ARGV[1]) end; "
+            + "if ARGV[3] ~= '-1' then redis.call('zrem', KEYS[3], ARGV[2]) end; "
+            + "return {token, redis.call('pttl', slot), k} end; "
+            + "if ttl >= 0 and (soonest < 0 or ttl < soonest) then soonest = ttl end end; "
+            + "local q = tonumber(ARGV[3]); "
+            + "if q > 0 then "
+            + "if soonest >= 0 and soonest < q then q = soonest end; "
+            + "local stale = q + tonumber(ARGV[4]); "
+            + "local t = redis.call('time'); "
+            + "redis.call('zadd', KEYS[3], t[1] * 1000 + math.floor(t[2] / 1000) + stale, ARGV[2]); "
+            + "if redis.call('pttl', KEYS[3]) < stale then redis.call('pexpire', KEYS[3], stale) end; "
+            + "elseif q == 0 then redis.call('zrem', KEYS[3], ARGV[2]) end; "
+            + "return {-1, soonest, -1}";
 
-    /** Redisson's fencing counter of the lock key: kept, so tokens go on rising across versions. */
-    static String tokenKey(String key) {
-        return beside("redisson_lock_token", key);
-    }
+    /**
+     * The release of a permit. KEYS: the semaphore's hash, its waiter queue, its wake channel; ARGV: the
+     * owner, its slot ({@code -1}: whichever slot holds the owner, for an attempt whose answer was lost),
+     * the head and tail of the slot keys, the number of permits (if the hash is gone). If the slot key
+     * holds the owner, deletes it, deletes the hash once no slot is held, and wakes the first live waiter
+     * as {@link #RELEASE} does; returns 1. Else returns 0 and touches nothing.
+     */
+    static final String PERMIT_RELEASE = EFFECTS
+            + "local n = tonumber(redis.call('hget', KEYS[1], 'permits')) or tonumber(ARGV[5]); "
+            + "local mine = nil; "
+            + "if ARGV[2] ~= '-1' then "
+            + "local s = ARGV[3] .. ARGV[2] .. ARGV[4]; if redis.call('get', s) == ARGV[1] then mine = s end "
+            + "else for k = 0, n - 1 do "
+            + "local s = ARGV[3] .. k .. ARGV[4]; if redis.call('get', s) == ARGV[1] then mine = s; break end end end; "
+            + "if not mine then return 0 end; "
+            + "redis.call('del', mine); "
+            + slots("n", 3, 4)
+            + "if redis.call('exists', unpack(slots)) == 0 then redis.call('del', KEYS[1]) end; "
+            + "if redis.call('exists', KEYS[2]) == 1 then "
+            + "local t = redis.call('time'); "
+            + "redis.call('zremrangebyscore', KEYS[2], '-inf', '(' .. (t[1] * 1000 + math.floor(t[2] / 1000))); "
+            + "local first = redis.call('zrange', KEYS[2], 0, 0); "
+            + "if first[1] then redis.call('publish', KEYS[3], first[1]) end end; "
+            + "return 1";
 
-    /** The sorted set of waiters, scored by when each entry goes stale (server time, ms). */
-    static String waitersKey(String key) {
-        return beside("latchkey_waiters", key);
-    }
-
-    /** The channel on which a release names the one waiter it wakes. */
-    static String wakeChannel(String key) {
-        return beside("latchkey_wake", key);
-    }
-
-    /** Redisson's lock channel, on which its RLock and RFencedLock waiters listen for the unlock message. */
-    static String redissonChannel(String key) {
-        return beside("redisson_lock__channel", key);
-    }
-
+    /**
+     * The renewal and confirmation of a permit, as {@link #CHECK}. KEYS: the slot key, the semaphore's
+     * hash; ARGV: the owner, the lease in ms, the number of permits. If the slot key holds the owner,
+     * extends it to the lease, lets the hash live at least as long (recording the number of permits
+     * again if the hash was lost) and returns the slot key's PTTL; else -3.
+     */
+    static final String PERMIT_CHECK = "if redis.call('get', KEYS[1]) ~= ARGV[1] then return -3 end; "
+            + "redis.call('pexpire', KEYS[1], ARGV[2]); "
+            + "local ttl = redis.call('pttl', KEYS[2]); "
+            + "if ttl < tonumber(ARGV[2]) then "
+            + "if ttl == -2 then redis.call('hset', KEYS[2], 'permits', ARGV[3]) end; "
+            + "redis.call('pexpire', KEYS[2], ARGV[2]) end; "
+            + "return redis.call('pttl', KEYS[1])";
 }

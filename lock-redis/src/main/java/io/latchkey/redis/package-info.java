@@ -1,6 +1,7 @@
 /**
  * The Redis backend of Latchkey: its own grant, release and renewal scripts, run through Redisson, on
- * the keys of Redisson's fenced lock ({@code RFencedLock}).
+ * the keys of Redisson's fenced lock ({@code RFencedLock}); semaphores on keys of their own, by scripts of
+ * the same kind.
  *
  * <p>Connect with {@code redis://[user:password@]host[:6379][/database]}, {@code rediss://...} (TLS),
  * {@code redis-sentinel://[user:password@]host1[:26379],host2[:26379]/masterName[/database]} or
@@ -46,6 +47,39 @@
  * older Latchkey are woken as before; a waiter of this version learns of an older holder's release at
  * its own retry. (When the key contains a brace, Redisson's rule is followed: {@code prefix:key}
  * without added braces.)
+ *
+ * <h2>Semaphores</h2>
+ * A semaphore named {@code n} of {@code N} permits ({@link io.latchkey.LockClient#semaphore}) lives in
+ * keys that all carry the hash tag {@code {<namespace>:n}} (when that holds a brace:
+ * {@code {<16 hex digits of its SHA-256>}<namespace>:n}), on a single server as on a cluster, so that its
+ * scripts run in one hash slot: slot {@code k} is the key {@code latchkey_semaphore_slot:<k>:<tag>}, holding
+ * its holder's owner id with the {@code lease} as its time to live, renewed and checked exactly as a lock
+ * key (one script every {@code (lease - safetyMargin) / 3}, from the same scheduler thread); the hash
+ * {@code latchkey_semaphore:<tag>} holds the number of permits and lives at least as long as every slot; the
+ * counter {@code latchkey_semaphore_token:<tag>} gives the tokens; the waiters queue in
+ * {@code latchkey_semaphore_waiters:<tag>} and are woken on {@code latchkey_semaphore_wake:<tag>}, one per
+ * release, as a lock's. A grant takes the lowest free slot. Lock names are taken as they are, so every key
+ * after {@code <namespace>:} may be some lock's: the semaphore's keys begin with {@code latchkey_semaphore}
+ * instead, which no lock key and no key beside a lock begins with, and a semaphore and a lock of one name are
+ * independent.
+ *
+ * <p>The token: one counter per name, for all its slots, incremented by every grant and never expiring, so
+ * tokens rise strictly per slot (and across the slots) across expiries, releases, clients and restarts
+ * (the server's append-only file keeps the counter, as it keeps a lock's); one counter rather than one per
+ * slot leaves one key behind whatever {@code N}. The number of permits: the grant script compares it with
+ * the hash's and refuses another number while a slot of the recorded number is held, with an
+ * {@link IllegalArgumentException} naming the semaphore and both numbers; once no permit is held the
+ * release deletes the hash (or it expires with the last slot), and the name may be used with another
+ * number. So once every permit is released only the token counter remains. An uncontended acquire+release
+ * is two script calls ({@code RedisOperationCountTest}); a grant reads up to {@code N} slot keys and a
+ * release checks all {@code N} in one {@code EXISTS}. The slot keys are named by the scripts from the
+ * declared keys' tag rather than declared one by one (there may be a thousand): a cluster serves that as
+ * the keys share the declared keys' slot. One limit follows: while a semaphore's hash slot migrates, a node
+ * refuses a script that names a slot key it no longer has ("script attempted to access a non local key"),
+ * which is not the {@code TRYAGAIN} an acquire tries again on, so such an acquire fails with that error
+ * rather than waiting; a grant reads the slot keys before it writes one, so a grant refused so holds
+ * nothing, and a release refused so expires within the lease. Loss, failover, restarts and the bounds of each call are
+ * those of a lock, described below, with "the key" read as "the slot key".
  *
  * <h2>What Redis with replicas cannot guarantee</h2>
  * Redis replicates asynchronously, and sentinels promote a replica without asking whether it received
@@ -99,7 +133,9 @@
  * <h2>Failover, restarts and the bounds of each call</h2>
  * A waiter is woken by the release's message on the lock's wake channel, which Redisson subscribes to
  * again after a reconnect (tested across a restart by {@code RedisEdgesTest}; the queue survives a
- * restart with the server's append-only file), and otherwise retries when the holder's key would expire
+ * restart with the server's append-only file); a release published before that subscription is not
+ * heard, so a waiter also tries again as soon as its channel is subscribed again (seconds after a
+ * restart, where its own retry may be most of a lease away), and otherwise retries when the holder's key would expire
  * (the {@code PTTL} its last attempt read); Redis expires a key exactly at its time to live when it is
  * accessed, so a killed holder's lock is granted within {@code lease} plus that wake-up. Any failure to reach Redis
  * (refused, unresolvable, silent, paused, restarting) is a

@@ -89,6 +89,35 @@ class RedisClusterTest {
         assertThat(RedisKeys.slotKey("latchkey:report:nightly", true)).isEqualTo("latchkey_slot:{latchkey:report:nightly}");
     }
 
+    /** A semaphore's keys carry one hash tag, so its scripts run on a cluster whatever braces the name holds. */
+    @Test
+    void every_key_of_a_semaphore_lives_in_one_hash_slot_and_its_permits_work_on_the_cluster() throws Exception {
+        String marker = unique("semaphore-slots");
+        List<String> suffixes = List.of("plain", "a{b}", "}{");
+        try (LockClient client = client(options()); LockClient other = client(options())) {
+            for (int i = 0; i < suffixes.size(); i++) {
+                String name = marker + ":" + i + ":" + suffixes.get(i);
+                String tag = RedisKeys.semaphoreTag(PREFIX, name);
+                try (io.latchkey.SemaphoreLease first = client.semaphore(name, 2).tryAcquire(TIMEOUT).orElseThrow();
+                     io.latchkey.SemaphoreLease second = other.semaphore(name, 2).tryAcquire(TIMEOUT).orElseThrow()) {
+                    assertThat(other.semaphore(name, 2).tryAcquire()).as("a third permit of two of '%s'", name).isEmpty();
+                    List<String> written = keysMatching("*" + marker + ":" + i + ":*");
+                    assertThat(written).as("keys written for '%s'", name).contains(RedisKeys.semaphoreKey(tag),
+                            RedisKeys.permitKey(tag, first.slot()), RedisKeys.permitKey(tag, second.slot()),
+                            RedisKeys.semaphoreTokenKey(tag));
+                    int slot = cluster.keySlot(RedisKeys.semaphoreKey(tag));
+                    for (String key : written) {
+                        assertThat(cluster.keySlot(key)).as("slot of key '%s' of semaphore '%s'", key, name).isEqualTo(slot);
+                    }
+                    assertThat(cluster.keySlot(RedisKeys.semaphoreWakeChannel(tag))).as("slot of the wake channel")
+                            .isEqualTo(slot);
+                }
+                assertThat(keysMatching("*" + marker + ":" + i + ":*")).as("keys of '%s' after release", name)
+                        .containsExactly(RedisKeys.semaphoreTokenKey(tag));
+            }
+        }
+    }
+
     @Test
     void a_grant_waits_for_the_replica_of_the_primary_that_serves_the_lock() throws Exception {
         String name = unique("wait");

@@ -263,12 +263,12 @@ class RedisEdgesTest {
 
     /** Waiters in the lock's queue, as the server holds it. */
     private static long queued(String key) {
-        return Long.parseLong(server.cli(List.of(), "ZCARD", RedisScripts.waitersKey(key)));
+        return Long.parseLong(server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key)));
     }
 
     /** Clients subscribed to the lock's wake-ups, as the server counts them. */
     private static long subscribers(String key) {
-        String[] reply = server.cli(List.of(), "PUBSUB", "NUMSUB", RedisScripts.wakeChannel(key)).split("\\r?\\n");
+        String[] reply = server.cli(List.of(), "PUBSUB", "NUMSUB", RedisKeys.wakeChannel(key)).split("\\r?\\n");
         return Long.parseLong(reply[reply.length - 1].trim());
     }
 

@@ -162,7 +162,7 @@ class RedisLockTest {
             CompletableFuture<Long> olderWaiter = CompletableFuture.supplyAsync(() ->
                     older.tryLockAndGetToken(LEASE.multipliedBy(2).toMillis(), LEASE.toMillis(), TimeUnit.MILLISECONDS));
             Awaitility.await("the older kind's waiter subscribed").atMost(LEASE).until(() -> Long.parseLong(
-                    server.cli(List.of(), "PUBSUB", "NUMSUB", RedisScripts.redissonChannel("latchkey:interop")).split("\\r?\\n")[1].trim()) == 1);
+                    server.cli(List.of(), "PUBSUB", "NUMSUB", RedisKeys.redissonChannel("latchkey:interop")).split("\\r?\\n")[1].trim()) == 1);
             assertThat(olderWaiter).as("the older kind while ours holds it").isNotDone();
             long releasedAt = System.nanoTime();
             ours.close();

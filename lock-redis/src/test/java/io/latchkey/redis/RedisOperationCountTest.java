@@ -3,9 +3,11 @@ package io.latchkey.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.latchkey.DistributedLock;
+import io.latchkey.DistributedSemaphore;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
+import io.latchkey.SemaphoreLease;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.redis.RedisServer;
 import java.net.InetSocketAddress;
@@ -34,7 +36,7 @@ import org.redisson.config.Config;
 
 /**
  * The floors of issue 13, counted with the server's own {@code INFO commandstats}, never timed: two script
- * calls per uncontended lock+unlock and nothing else, and no herd when many clients wait, measured
+ * calls per uncontended lock+unlock and nothing else (and per uncontended permit acquire+release), and no herd when many clients wait, measured
  * against Redisson's {@code RLock} in the same situation on the same server.
  *
  * <p>The server is this class's own, so no other test's clients add to its counters.
@@ -148,6 +150,42 @@ class RedisOperationCountTest {
     }
 
     @Test
+    void an_uncontended_permit_acquire_and_release_is_two_script_calls_and_nothing_else() throws Exception {
+        try (LockClient client = LockClient.connect(URI.create(server.uri(server.endpoints())), options())) {
+            DistributedSemaphore semaphore = client.semaphore("floor-permits", 3);
+            for (int i = 0; i < 3; i++) {
+                semaphore.tryAcquire(TIMEOUT).orElseThrow().close();
+            }
+            Map<String, Long> before = commandStats(server);
+            for (int i = 0; i < CYCLES; i++) {
+                Optional<SemaphoreLease> lease = semaphore.tryAcquire(TIMEOUT);
+                assertThat(lease).as("an uncontended permit").isPresent();
+                lease.get().close();
+            }
+            Map<String, Long> grew = delta(before, commandStats(server));
+
+            assertThat(scriptCalls(grew)).as("script calls for %s acquire+release cycles: %s", CYCLES, grew)
+                    .isEqualTo(2L * CYCLES);
+            // Inside the scripts, per cycle: the grant's hget (the number of permits: none, the last release
+            // deleted it), pttl of slot 0 (free), incr, set of the slot with its lease, hset of the number,
+            // pttl and pexpire of the semaphore's hash, zrem (the queue it never joined) and pttl of the slot;
+            // the release's hget, get (the slot's owner), del of the slot, one exists of all three slots, del
+            // of the hash (no slot held) and exists of the queue (none: no publish).
+            Map<String, Long> expected = new HashMap<>();
+            for (String inside : List.of("hget", "pttl", "incr", "set", "hset", "pttl", "pexpire", "zrem", "pttl",
+                    "hget", "get", "del", "exists", "del", "exists")) {
+                expected.merge(inside, (long) CYCLES, Long::sum);
+            }
+            expected.put("evalsha", 2L * CYCLES);
+            expected.put("info", 1L); // the first INFO commandstats of this test, counted in the second
+            Map<String, Long> besidesKeepAlive = new TreeMap<>(grew);
+            besidesKeepAlive.remove("ping"); // Redisson's keep-alive, as above
+            assertThat(besidesKeepAlive).as("every command the server ran for %s cycles", CYCLES)
+                    .containsExactlyInAnyOrderEntriesOf(expected);
+        }
+    }
+
+    @Test
     void with_twenty_waiting_clients_a_hand_over_takes_no_more_script_calls_than_redissons_rlock() throws Exception {
         List<RedissonClient> redissons = new ArrayList<>();
         List<LockClient> clients = new ArrayList<>();
@@ -192,8 +230,8 @@ class RedisOperationCountTest {
         }
         // every waiter waits on the server: queued and subscribed
         Awaitility.await("all waiters queued and subscribed").atMost(LEASE.dividedBy(2)).until(() ->
-                Long.parseLong(server.cli(List.of(), "ZCARD", RedisScripts.waitersKey(key))) == WAITERS
-                        && subscribers(RedisScripts.wakeChannel(key)) == WAITERS);
+                Long.parseLong(server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key))) == WAITERS
+                        && subscribers(RedisKeys.wakeChannel(key)) == WAITERS);
         holder.close();
         for (Future<Boolean> w : waiters) {
             assertThat(w.get(LEASE.toMillis(), TimeUnit.MILLISECONDS)).as("a waiter got the lock").isTrue();
