@@ -35,12 +35,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe.
  */
-final class EtcdLease implements BackendLease {
+class EtcdLease implements BackendLease {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLease.class);
 
-    private final EtcdLockBackend backend;
-    private final String lockName;
+    final EtcdLockBackend backend;
+    final String lockName;
     private final ByteSequence key;
     private final EtcdSession session;
     private volatile long revision;
@@ -131,11 +131,20 @@ final class EtcdLease implements BackendLease {
         }
     }
 
+    /** {@code "lock 'name' (etcd key prefix '...'): "}: what this key is held for, first in messages. */
+    String subject() {
+        return backend.subject(lockName);
+    }
+
+    /** Called once when this handle ends its part in the session (released, abandoned or handed to {@code atLeast}). */
+    void ended() {
+    }
+
     /** Throws if the session ended while the contender waited: its key is gone with it, or going. */
     synchronized void ensureAlive() {
         if (failure != null) {
-            throw new LockBackendUnavailableException(lockName, "lock '" + lockName + "' (" + backend.describe(lockName)
-                    + "): the etcd lease of key '" + keyString() + "' ended while waiting: " + failure, failureCause);
+            throw new LockBackendUnavailableException(lockName, subject() + "the etcd lease of key '" + keyString()
+                    + "' ended while waiting: " + failure, failureCause);
         }
     }
 
@@ -156,6 +165,7 @@ final class EtcdLease implements BackendLease {
             ended = true;
         }
         session.unregister(this);
+        ended();
         return true;
     }
 
@@ -194,7 +204,7 @@ final class EtcdLease implements BackendLease {
             return;
         }
         try {
-            backend.callUninterruptibly(lockName, "deleting key '" + keyString() + "'", deleted);
+            backend.callUninterruptibly(lockName, subject(), "deleting key '" + keyString() + "'", deleted);
         } catch (LockException e) {
             session.deleteLater(key, rev);
             if (e instanceof LockBackendUnavailableException) {
@@ -216,8 +226,8 @@ final class EtcdLease implements BackendLease {
         try {
             delete(wait);
         } catch (RuntimeException e) {
-            log.warn("lock '{}': could not remove waiting key '{}' ({}); it is deleted again at the next keepalive,"
-                    + " or expires with its lease within {}", lockName, keyString(), e.getMessage(),
+            log.warn("{}could not remove waiting key '{}' ({}); it is deleted again at the next keepalive,"
+                    + " or expires with its lease within {}", subject(), keyString(), e.getMessage(),
                     Durations.format(session.ttl()));
         }
     }

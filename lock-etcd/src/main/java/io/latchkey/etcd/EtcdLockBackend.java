@@ -12,8 +12,9 @@ import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
-import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.Pauses;
+import io.latchkey.spi.PermitLease;
+import io.latchkey.spi.SemaphoreBackend;
 import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -74,14 +75,18 @@ import org.slf4j.LoggerFactory;
  * <p>A waiter that gives up deletes its key at once, so it can never become the holder later. Every
  * call to etcd is bounded by the {@code timeout} option.
  *
- * <p>Thread-safe. The shared layer never sends two concurrent acquires of one name from one client.
+ * <p>Semaphores ({@link SemaphoreBackend}) are slot keys on the same sessions, calls and retries, see
+ * {@link EtcdSemaphores}: a permit is renewed, lost and released exactly as a lock's key.
+ *
+ * <p>Thread-safe. The shared layer never sends two concurrent acquires of one lock name from one client;
+ * it may send several of one semaphore name, which {@link EtcdSemaphores} expects.
  */
-final class EtcdLockBackend implements LockBackend {
+final class EtcdLockBackend implements SemaphoreBackend {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLockBackend.class);
     private static final AtomicInteger BACKENDS = new AtomicInteger();
     /** Makes every key name of this process unique, see {@link EtcdLease}. */
-    private static final AtomicLong KEYS = new AtomicLong();
+    static final AtomicLong KEYS = new AtomicLong();
 
     private final Client client;
     private final Vertx vertx;
@@ -95,6 +100,7 @@ final class EtcdLockBackend implements LockBackend {
     private final Duration safetyMargin;
     private final ScheduledThreadPoolExecutor keepalives;
     private final EtcdQueue queue = new EtcdQueue(this);
+    private final EtcdSemaphores semaphores = new EtcdSemaphores(this);
     private final ReentrantLock sessionLock = new ReentrantLock();
     private EtcdSession session; // guarded by sessionLock
     private boolean closed; // guarded by sessionLock
@@ -166,15 +172,40 @@ final class EtcdLockBackend implements LockBackend {
 
     @Override
     public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        return retrying(lockName, deadline, () -> attempt(lockName, deadline, evidence));
+    }
+
+    @Override
+    public String describeSemaphore(String name) {
+        return "etcd key prefix '" + semaphorePrefix(namespace, name) + "'";
+    }
+
+    /** A permit as {@link EtcdSemaphores} takes it, on the same sessions, retries and bounds as a lock. */
+    @Override
+    public PermitLease acquirePermit(String name, int permits, Deadline deadline, LeaseEvidence evidence)
+            throws InterruptedException {
+        return retrying(name, deadline, () -> semaphores.attempt(name, permits, deadline, evidence));
+    }
+
+    /** One attempt on the client's current session; null if the deadline passed while waiting. */
+    interface Attempt<T> {
+        T run() throws InterruptedException;
+    }
+
+    /**
+     * Runs {@code attempt} until it returns, trying again while the caller waits if etcd could not be
+     * reached, and at once (at most twice) if etcd no longer knew the client's lease.
+     */
+    private <T> T retrying(String name, Deadline deadline, Attempt<T> attempt) throws InterruptedException {
         int leasesGone = 0;
         while (true) {
             try {
-                return attempt(lockName, deadline, evidence);
+                return attempt.run();
             } catch (LockBackendUnavailableException e) {
                 if (e instanceof EtcdQueue.LeaseGone && ++leasesGone <= 2) {
                     // a definite answer, not an outage: the next attempt grants a new lease at once, even
                     // past the deadline (an attempt on the client's old lease was no real try)
-                    log.debug("lock '{}': {}", lockName, e.getMessage());
+                    log.debug("'{}': {}", name, e.getMessage());
                     continue;
                 }
                 // gRPC reconnects with a growing backoff after a restart, and an election briefly fails
@@ -182,7 +213,7 @@ final class EtcdLockBackend implements LockBackend {
                 if (deadline.hasPassed()) {
                     throw e;
                 }
-                log.debug("lock '{}': trying again until the wait ends: {}", lockName, e.getMessage());
+                log.debug("'{}': trying again until the wait ends: {}", name, e.getMessage());
                 TimeUnit.NANOSECONDS.sleep(Math.min(deadline.remainingNanos(), TimeUnit.MILLISECONDS.toNanos(200)));
             }
         }
@@ -192,7 +223,7 @@ final class EtcdLockBackend implements LockBackend {
      * The client's session, granting a new lease if there is none or the last one ended; one grant at a
      * time, whatever the number of threads that need it.
      */
-    private EtcdSession session(String lockName) throws InterruptedException {
+    EtcdSession session(String lockName) throws InterruptedException {
         sessionLock.lockInterruptibly();
         try {
             if (closed) {
@@ -261,6 +292,11 @@ final class EtcdLockBackend implements LockBackend {
      * @param lockName the lock concerned, or null while connecting
      */
     <T> T call(String lockName, String what, CompletableFuture<T> future) throws InterruptedException {
+        return call(lockName, subject(lockName), what, future);
+    }
+
+    /** {@link #call(String, String, CompletableFuture)} with messages that begin with {@code subject}. */
+    <T> T call(String name, String subject, String what, CompletableFuture<T> future) throws InterruptedException {
         long start = System.nanoTime();
         try {
             return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
@@ -269,9 +305,9 @@ final class EtcdLockBackend implements LockBackend {
             throw e;
         } catch (TimeoutException e) {
             future.cancel(true);
-            throw silent(lockName, what, start, timeout, e);
+            throw silent(name, subject, what, start, timeout, e);
         } catch (ExecutionException e) {
-            throw failed(lockName, what, start, timeout, e.getCause());
+            throw failed(name, subject, what, start, timeout, e.getCause());
         }
     }
 
@@ -280,19 +316,34 @@ final class EtcdLockBackend implements LockBackend {
         return lockName == null ? "" : "lock '" + lockName + "' (" + describe(lockName) + "): ";
     }
 
+    /** {@code "semaphore 'name' (etcd key prefix '...'): "}: messages about a semaphore name it first. */
+    String semaphoreSubject(String name) {
+        return "semaphore '" + name + "' (" + describeSemaphore(name) + "): ";
+    }
+
     /** No answer within {@code bound}: etcd's silence, unless this process itself was paused far past it. */
     LockBackendUnavailableException silent(String lockName, String what, long startNanos, Duration bound, Throwable cause) {
+        return silent(lockName, subject(lockName), what, startNanos, bound, cause);
+    }
+
+    private LockBackendUnavailableException silent(String name, String subject, String what, long startNanos,
+            Duration bound, Throwable cause) {
         String paused = paused(startNanos, bound, what);
-        return new LockBackendUnavailableException(lockName, subject(lockName) + (paused != null ? paused
+        return new LockBackendUnavailableException(name, subject + (paused != null ? paused
                 : "etcd at " + where + " did not answer within " + Durations.format(bound) + " while " + what
                         + "; check that it runs and is reachable"), cause);
     }
 
     /** A failed call, translated; an unavailability after a pause of this process far past the bound says so. */
     LockException failed(String lockName, String what, long startNanos, Duration bound, Throwable cause) {
-        LockException e = EtcdErrors.translate(lockName, subject(lockName), what, cause, where, user, namespace);
+        return failed(lockName, subject(lockName), what, startNanos, bound, cause);
+    }
+
+    private LockException failed(String name, String subject, String what, long startNanos, Duration bound,
+            Throwable cause) {
+        LockException e = EtcdErrors.translate(name, subject, what, cause, where, user, namespace);
         String paused = e instanceof LockBackendUnavailableException ? paused(startNanos, bound, what) : null;
-        return paused == null ? e : new LockBackendUnavailableException(lockName, subject(lockName) + paused, cause);
+        return paused == null ? e : new LockBackendUnavailableException(name, subject + paused, cause);
     }
 
     /**
@@ -306,11 +357,15 @@ final class EtcdLockBackend implements LockBackend {
 
     /** {@link #call} for callers that cannot throw {@link InterruptedException}: it keeps the interrupt status. */
     <T> T callUninterruptibly(String lockName, String what, CompletableFuture<T> future) {
+        return callUninterruptibly(lockName, subject(lockName), what, future);
+    }
+
+    <T> T callUninterruptibly(String name, String subject, String what, CompletableFuture<T> future) {
         try {
-            return call(lockName, what, future);
+            return call(name, subject, what, future);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new LockException(lockName, subject(lockName) + "interrupted while " + what + " at etcd " + where, e);
+            throw new LockException(name, subject + "interrupted while " + what + " at etcd " + where, e);
         }
     }
 
@@ -404,6 +459,23 @@ final class EtcdLockBackend implements LockBackend {
         String prefix = prefix(lockName);
         return bytes(prefix.substring(0, prefix.length() - 1) + ".slot");
     }
+
+    String semaphorePrefix(String name) {
+        return semaphorePrefix(namespace, name);
+    }
+
+    /**
+     * The key prefix of a semaphore's slots: {@code namespace}, {@value #SEMAPHORES}, the escaped name
+     * and '/'. No lock's keys ever begin with it: an escaped lock name holds '%' only as {@code %25}
+     * or {@code %2F}, never {@code %s}, so no lock queue {@code <namespace><escaped name>/} and no
+     * schedule slot key (which holds no '/' after the namespace) starts with {@code <namespace>%semaphores/}.
+     */
+    static String semaphorePrefix(String namespace, String name) {
+        return prefix(namespace + SEMAPHORES, name);
+    }
+
+    /** The segment after the namespace under which every semaphore lives, apart from every lock. */
+    static final String SEMAPHORES = "%semaphores/";
 
     static ByteSequence bytes(String s) {
         return ByteSequence.from(s, StandardCharsets.UTF_8);

@@ -13,10 +13,8 @@ import io.latchkey.spi.Durations;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
@@ -59,7 +57,7 @@ final class EtcdSession {
     private final ScheduledFuture<?> renewal;
 
     private final Set<EtcdLease> keys = new LinkedHashSet<>(); // guarded by this
-    private final Map<ByteSequence, Long> undeleted = new LinkedHashMap<>(); // guarded by this: key -> create revision
+    private final Set<Pending> undeleted = new LinkedHashSet<>(); // guarded by this
     private boolean inFlight; // guarded by this
     private boolean closed; // guarded by this
     private boolean unreachable; // guarded by this: a call through the session could not reach etcd since the last keepalive
@@ -153,9 +151,29 @@ final class EtcdSession {
     }
 
     /** {@link #delete} at the next keepalives, until etcd confirms. */
-    synchronized void deleteLater(ByteSequence key, long revision) {
+    void deleteLater(ByteSequence key, long revision) {
+        deleteLater(new Pending(key, revision, null));
+    }
+
+    /** {@link #deleteIfValue} at the next keepalives, until etcd confirms. */
+    void deleteLaterIfValue(ByteSequence key, ByteSequence value) {
+        deleteLater(new Pending(key, 0, value));
+    }
+
+    private synchronized void deleteLater(Pending pending) {
         if (failure == null && !closed) {
-            undeleted.put(key, revision);
+            undeleted.add(pending);
+        }
+    }
+
+    /**
+     * A delete still to confirm, guarded by the key's create revision or else by its value (a slot key's
+     * value is unique to its grant, its name is not), or by neither; one per grant, not per key name.
+     */
+    private record Pending(ByteSequence key, long revision, ByteSequence value) {
+        Cmp guard() {
+            return revision != 0 ? new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision))
+                    : value != null ? new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(value)) : null;
         }
     }
 
@@ -242,19 +260,19 @@ final class EtcdSession {
     }
 
     private void deleteUndeleted() {
-        Map<ByteSequence, Long> pending;
+        List<Pending> pending;
         synchronized (this) {
             if (undeleted.isEmpty()) {
                 return;
             }
-            pending = new LinkedHashMap<>(undeleted);
+            pending = new ArrayList<>(undeleted);
         }
-        pending.forEach((key, revision) -> delete(key, revision).whenComplete((r, e) -> {
+        pending.forEach(p -> delete(p.key(), p.guard()).whenComplete((r, e) -> {
             if (e == null) {
                 synchronized (this) {
-                    undeleted.remove(key, revision);
+                    undeleted.remove(p);
                 }
-                log.debug("key '{}' deleted after its release could not reach etcd", key.toString(StandardCharsets.UTF_8));
+                log.debug("key '{}' deleted after its release could not reach etcd", p.key().toString(StandardCharsets.UTF_8));
             }
         }));
     }
@@ -264,9 +282,18 @@ final class EtcdSession {
      * {@code revision} is 0 (a put whose outcome is unknown: the name is the grant's alone). One Raft commit.
      */
     CompletableFuture<TxnResponse> delete(ByteSequence key, long revision) {
+        return delete(key, new Pending(key, revision, null).guard());
+    }
+
+    /** Deletes {@code key} if it still has {@code value}. One Raft commit. */
+    CompletableFuture<TxnResponse> deleteIfValue(ByteSequence key, ByteSequence value) {
+        return delete(key, new Pending(key, 0, value).guard());
+    }
+
+    private CompletableFuture<TxnResponse> delete(ByteSequence key, Cmp guard) {
         Txn txn = backend.client().getKVClient().txn();
-        if (revision != 0) {
-            txn = txn.If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)));
+        if (guard != null) {
+            txn = txn.If(guard);
         }
         return txn.Then(Op.delete(key, DeleteOption.DEFAULT)).commit();
     }

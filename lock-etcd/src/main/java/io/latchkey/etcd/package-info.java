@@ -19,5 +19,21 @@
  * completed schedule slot is the key {@code <namespace><escaped name>.slot} beside the lock's queue,
  * written in a transaction that requires the holder's key to still have the grant's create revision
  * (the fencing token) and the slot key not to have been written since the grant began.
+ *
+ * <p>Semaphores: a permit of semaphore {@code name} is a slot key
+ * {@code <namespace>%semaphores/<escaped name>/<slot>}, {@code slot} from 0 to {@code permits - 1},
+ * created only if absent and bound to the client's one etcd lease, like a lock's key; the fencing token
+ * is its create revision, so tokens grow per slot (every grant creates the key anew; etcd never reuses a
+ * revision). No lock name maps under {@code <namespace>%semaphores/}: escaped names hold '%' only as
+ * {@code %25} or {@code %2F}, so a lock and a semaphore of one name are independent. Slots rather than
+ * a queue of waiters whose first {@code N} by create revision hold: a slot gives each permit its identity
+ * and its own token at once, at most {@code N} holders follow from create-if-absent alone, and an
+ * uncontended acquire+release is two RPCs and two Raft commits, as a lock's. The price: waiters are not
+ * queued, so a release wakes every waiter of the semaphore (a watch of its prefix from the revision of
+ * their last read), each tries the freed slot with one transaction, and the first to reach etcd wins;
+ * there is no first come, first served among semaphore waiters. Each slot key's value is
+ * {@code "<permits> <grant id>"}: the number of permits is checked against every slot key the taking
+ * transaction reads, so another number is refused, naming both, whenever a permit is held; once none is,
+ * no key of the semaphore remains. See {@code EtcdSemaphores}.
  */
 package io.latchkey.etcd;

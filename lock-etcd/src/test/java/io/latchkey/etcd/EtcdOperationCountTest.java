@@ -7,9 +7,11 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import io.latchkey.DistributedLock;
+import io.latchkey.DistributedSemaphore;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
+import io.latchkey.SemaphoreLease;
 import io.latchkey.testkit.etcd.EtcdServer;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -29,7 +31,8 @@ import org.junit.jupiter.api.Test;
  * lock+unlock is two Raft commits and at most three RPCs (here two: the queueing transaction and the
  * deleting one), on one lease per client. The member is this class's own, so that no other client's
  * requests or expiring leases fall into the counted window; keepalives are left out of the count by
- * method (they are no Raft proposals in etcd 3.4 either).
+ * method (they are no Raft proposals in etcd 3.4 either). A semaphore's permit costs the same as a
+ * lock: one transaction that takes a slot key, one that deletes it.
  */
 class EtcdOperationCountTest {
 
@@ -89,6 +92,79 @@ class EtcdOperationCountTest {
                     .isLessThanOrEqualTo(3L * CYCLES);
             // one lease for every grant of the client: no grant, revoke or lease check per lock
             assertThat(holderLease(lock)).isEqualTo(leaseBefore);
+        }
+    }
+
+    @Test
+    void anUncontendedPermitAcquireAndReleaseIsTwoRaftCommitsAndTwoRpcs() throws Exception {
+        try (LockClient client = connect()) {
+            DistributedSemaphore semaphore = client.semaphore("permits", 3);
+            Counts before = Counts.read(server);
+            for (int i = 0; i < CYCLES; i++) {
+                try (SemaphoreLease lease = semaphore.tryAcquire().orElseThrow()) {
+                    assertThat(lease.isValid()).isTrue();
+                    assertThat(lease.slot()).isZero();
+                }
+            }
+            Counts after = Counts.read(server);
+            long commits = after.commits - before.commits;
+            long rpcs = after.rpcs - before.rpcs;
+            org.slf4j.LoggerFactory.getLogger(getClass()).info("{} uncontended permit acquire+release cycles: {} Raft"
+                    + " commits, {} RPCs besides {} keepalives, by method {}", CYCLES, commits, rpcs,
+                    after.keepalives - before.keepalives, after.perMethod(before));
+            assertThat(commits).as("Raft commits in %d cycles", CYCLES).isEqualTo(2L * CYCLES);
+            assertThat(rpcs).as("RPCs other than keepalives in %d cycles: %s", CYCLES, after.perMethod(before))
+                    .isEqualTo(2L * CYCLES);
+        }
+    }
+
+    @Test
+    void everyPermitOfOneClientCostsOneCommitToTakeAndOneToRelease() throws Exception {
+        // the first slot tried is the lowest this client does not hold, so its own permits never collide
+        int permits = 3;
+        int cycles = 5;
+        try (LockClient client = connect()) {
+            DistributedSemaphore semaphore = client.semaphore("all-permits", permits);
+            Counts before = Counts.read(server);
+            for (int i = 0; i < cycles; i++) {
+                List<SemaphoreLease> held = new java.util.ArrayList<>();
+                for (int p = 0; p < permits; p++) {
+                    held.add(semaphore.tryAcquire().orElseThrow());
+                }
+                assertThat(held.stream().map(SemaphoreLease::slot)).containsExactlyInAnyOrder(0, 1, 2);
+                held.forEach(SemaphoreLease::close);
+            }
+            Counts after = Counts.read(server);
+            assertThat(after.commits - before.commits).as("Raft commits of %d x %d permits: %s", cycles, permits,
+                    after.perMethod(before)).isEqualTo(2L * permits * cycles);
+        }
+    }
+
+    @Test
+    void aWaiterOfAFullSemaphoreTakesTheFreedSlotWithOneTransactionWhenWokenByTheRelease() throws Exception {
+        try (LockClient holder = connect(); LockClient waiter = connect()) {
+            SemaphoreLease held = holder.semaphore("full", 1).tryAcquire().orElseThrow();
+            Counts before = Counts.read(server);
+            CompletableFuture<Optional<SemaphoreLease>> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return waiter.semaphore("full", 1).tryAcquire(LEASE.multipliedBy(3));
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            // the waiter's first transaction found the slot taken and it watches: one watch stream of its client
+            org.awaitility.Awaitility.await().atMost(TIMEOUT.multipliedBy(2))
+                    .until(() -> Counts.read(server).perMethod(before).getOrDefault("Watch", 0L) >= 1);
+            held.close();
+            try (SemaphoreLease got = waiting.get(LEASE.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS).orElseThrow()) {
+                assertThat(got.slot()).isEqualTo(held.slot());
+                assertThat(got.fencingToken()).isGreaterThan(held.fencingToken());
+            }
+            Counts after = Counts.read(server);
+            // the waiter's first try (a transaction with a put is a proposal even when its compare fails), the
+            // holder's delete, the waiter's second try, its delete; reads are no proposals
+            assertThat(after.commits - before.commits).as("Raft commits of a hand-over: %s", after.perMethod(before))
+                    .isEqualTo(4);
         }
     }
 
