@@ -3,6 +3,7 @@ package io.latchkey.cli;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockException;
+import io.latchkey.SemaphoreLease;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -35,6 +36,13 @@ import sun.misc.Signal;
  * command (SIGTERM, then SIGKILL after the grace; the command's own children are its business then),
  * and the lock expires after the {@code lease} option.
  *
+ * <p>{@code --permits N} runs the command under one permit of the semaphore {@code NAME} of {@code N}
+ * permits instead of the lock, with the same guarantees for that permit; {@code --permits 1}, the
+ * default, is the lock itself, as {@code consul lock -n 1} is. A semaphore and a lock of one name are
+ * independent in the backend, so every run of a name must give the same {@code --permits}: another
+ * number above one is refused naming both (exit 2); a run with {@code --permits 1} does not exclude
+ * the semaphore's holders.
+ *
  * <p>One instance per invocation, used by the main thread and the signal and loss threads.
  */
 @Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false,
@@ -44,11 +52,15 @@ import sun.misc.Signal;
             "COMMAND inherits stdin, stdout and stderr and gets LATCHKEY_LOCK, LATCHKEY_FENCING_TOKEN and"
                 + " LATCHKEY_URI (without its password) in its environment. If the lease is lost, COMMAND and"
                 + " everything it started get SIGTERM, then SIGKILL after --kill-grace. SIGTERM, SIGINT and"
-                + " SIGHUP end a wait at once, and are forwarded to COMMAND while it runs."},
+                + " SIGHUP end a wait at once, and are forwarded to COMMAND while it runs.",
+            "",
+            "With --permits N (above 1), up to N runs of NAME go at once: each holds one permit of the semaphore"
+                + " NAME and gets LATCHKEY_PERMIT_SLOT (0 to N-1) and LATCHKEY_PERMITS; its fencing token is per slot."},
         footerHeading = "%nExamples:%n",
         footer = {"  latchkey run --uri zookeeper://zk1:2181/latchkey report:nightly -- ./report.sh",
             "  export LATCHKEY_URI='redis://localhost:6379?lease=15s'",
             "  latchkey run --wait 30s etl -- spark-submit job.py",
+            "  latchkey run --permits 3 --wait 10m spark:warehouse -- spark-submit load.py",
             "",
             "Exit status: COMMAND's own; 128+N if it died of signal N; 75 (--conflict-exit-code)",
             "if the lock is held; 70 if the lease was lost; 127 command not found; 126 not",
@@ -77,6 +89,11 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--kill-grace", paramLabel = "DURATION", defaultValue = "10s", converter = DurationConverter.class,
             description = "After a lost lease, how long SIGTERM has before SIGKILL (default: ${DEFAULT-VALUE}).")
     Duration killGrace;
+
+    @Option(names = "--permits", paramLabel = "N", defaultValue = "1",
+            description = "Run while holding one of N permits of the semaphore NAME, so that up to N runs go at once"
+                    + " (default: ${DEFAULT-VALUE}: the lock NAME). Every run of NAME must give the same N.")
+    int permits;
 
     @Spec
     CommandSpec spec;
@@ -127,14 +144,18 @@ final class RunCommand implements Callable<Integer> {
         Optional<Lease> maybe;
         try {
             if (verbose) {
-                err.println("latchkey: waiting up to " + DurationConverter.format(wait) + " for lock '" + name + "'");
+                err.println("latchkey: waiting up to " + DurationConverter.format(wait) + " for " + subject());
             }
-            maybe = client.lock(name).tryLock(wait);
+            maybe = permits == 1 ? client.lock(name).tryLock(wait)
+                    : client.semaphore(name, permits).tryAcquire(wait).map(Lease.class::cast);
         } catch (InterruptedException e) {
             Integer stopped = stoppedWhileWaiting();
             return stopped != null ? stopped : ExitCodes.FAILURE;
         } catch (IllegalArgumentException e) {
             throw new CliException(ExitCodes.USAGE, e.getMessage());
+        } catch (UnsupportedOperationException e) {
+            throw new CliException(ExitCodes.USAGE, "--permits " + permits + " for '" + name + "' needs a backend with"
+                    + " semaphores: " + e.getMessage() + "; run without --permits for a lock");
         } catch (LockException e) {
             Integer stopped = stoppedWhileWaiting();
             if (stopped != null) {
@@ -147,8 +168,9 @@ final class RunCommand implements Callable<Integer> {
             if (stopped != null) {
                 return stopped;
             }
-            err.println("latchkey: lock '" + name + "' is held by someone else; gave up after waiting "
-                    + DurationConverter.format(wait) + " (use --wait to wait longer)");
+            err.println("latchkey: " + (permits == 1 ? subject() + " is held by someone else"
+                    : "all " + permits + " permits of " + subject() + " are held by others")
+                    + "; gave up after waiting " + DurationConverter.format(wait) + " (use --wait to wait longer)");
             return conflictExitCode;
         }
         try (Lease lease = maybe.get()) {
@@ -162,13 +184,18 @@ final class RunCommand implements Callable<Integer> {
 
     private int runUnder(Lease lease) {
         if (verbose) {
-            err.println("latchkey: acquired lock '" + name + "' with fencing token " + lease.fencingToken()
+            err.println("latchkey: acquired " + (lease instanceof SemaphoreLease permit ? "slot " + permit.slot() + " of " : "")
+                    + subject() + " with fencing token " + lease.fencingToken()
                     + ", valid for " + lease.remaining().toMillis() + " ms unless renewed");
         }
         ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
         pb.environment().put("LATCHKEY_LOCK", name);
         pb.environment().put("LATCHKEY_FENCING_TOKEN", Long.toString(lease.fencingToken()));
         pb.environment().put(Backends.URI_VARIABLE, Backends.redact(Backends.chosen(uri)));
+        if (lease instanceof SemaphoreLease permit) {
+            pb.environment().put("LATCHKEY_PERMITS", Integer.toString(permit.permits()));
+            pb.environment().put("LATCHKEY_PERMIT_SLOT", Integer.toString(permit.slot()));
+        }
         // The watchdog starts before the command, so that no kill -9 of this JVM can fall between the
         // command's start and its guard's; it learns the command's pid from the first line of its pipe.
         Process watchdog = watchdog();
@@ -191,7 +218,7 @@ final class RunCommand implements Callable<Integer> {
                 started = pb.start();
             } catch (IOException e) {
                 boolean denied = String.valueOf(e.getMessage()).contains("error=13");
-                err.println("latchkey: cannot run '" + command.get(0) + "' under lock '" + name + "': "
+                err.println("latchkey: cannot run '" + command.get(0) + "' under " + subject() + ": "
                         + (denied ? "permission denied" : "command not found") + "; the lock is released");
                 return denied ? ExitCodes.NOT_EXECUTABLE : ExitCodes.NOT_FOUND;
             }
@@ -208,7 +235,7 @@ final class RunCommand implements Callable<Integer> {
             // the library's own timer completes lost() at the deadline; the poll is a second witness
             timer.scheduleWithFixedDelay(() -> {
                 if (!lease.isValid()) {
-                    onLoss("lock '" + name + "' is no longer valid: its validity deadline passed");
+                    onLoss(subject() + " is no longer valid: its validity deadline passed");
                 }
             }, 100, 100, TimeUnit.MILLISECONDS);
             int status = waitUninterruptibly(started);
@@ -281,7 +308,7 @@ final class RunCommand implements Callable<Integer> {
             List<Long> killed = ProcessTree.kill(tree);
             if (!killed.isEmpty()) {
                 err.println("latchkey: the command ignored SIGTERM for " + DurationConverter.format(killGrace)
-                        + " after lock '" + name + "' was lost; sent SIGKILL to pids " + killed);
+                        + " after " + subject() + " was lost; sent SIGKILL to pids " + killed);
             }
         }, killGrace.toMillis(), TimeUnit.MILLISECONDS);
     }
@@ -308,7 +335,7 @@ final class RunCommand implements Callable<Integer> {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } catch (ExecutionException e) {
-                err.println("latchkey: could not kill the command after the loss of lock '" + name + "': " + e.getCause());
+                err.println("latchkey: could not kill the command after the loss of " + subject() + ": " + e.getCause());
             }
         } else {
             killTask.cancel(false);
@@ -341,7 +368,7 @@ final class RunCommand implements Callable<Integer> {
         if (s == null) {
             return null;
         }
-        err.println("latchkey: SIG" + s.getName() + " while waiting for lock '" + name + "'; the command was not run");
+        err.println("latchkey: SIG" + s.getName() + " while waiting for " + subject() + "; the command was not run");
         return ExitCodes.SIGNAL_BASE + s.getNumber();
     }
 
@@ -362,18 +389,23 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
+    /** {@code lock 'NAME'}, or {@code semaphore 'NAME'} with {@code --permits} above one: what messages speak of. */
+    private String subject() {
+        return (permits == 1 ? "lock '" : "semaphore '") + name + "'";
+    }
+
     /** The command must follow a {@code --}, so that its own options are never taken for ours. */
     private void checkCommand() {
         List<String> args = spec.commandLine().getParseResult().originalArgs();
         int dash = args.indexOf("--");
         String usage = "write it as: latchkey run [options] NAME -- COMMAND [ARGS...]";
         if (dash < 0) {
-            throw new CliException(ExitCodes.USAGE, "missing '--' before the command to run under lock '" + name + "'; "
+            throw new CliException(ExitCodes.USAGE, "missing '--' before the command to run under " + subject() + "; "
                     + usage);
         }
         int after = args.size() - dash - 1;
         if (after == 0 || command == null || command.isEmpty()) {
-            throw new CliException(ExitCodes.USAGE, "missing command after '--' for lock '" + name + "'; " + usage);
+            throw new CliException(ExitCodes.USAGE, "missing command after '--' for " + subject() + "; " + usage);
         }
         if (command.size() != after) {
             throw new CliException(ExitCodes.USAGE, "the '--' must come right after the lock name '" + name

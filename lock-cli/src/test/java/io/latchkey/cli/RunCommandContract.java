@@ -198,6 +198,52 @@ abstract class RunCommandContract {
     }
 
     @Test
+    @DisplayName("with --permits 2, two runs hold at once on slots 0 and 1, a third exits with the conflict code, and the lock of the name stays free")
+    void permitsLetNRunsAtOnce() throws Exception {
+        String name = lockName();
+        List<Path> slots = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            Path slot = dir.resolve("slot-" + i);
+            slots.add(slot);
+            run(uri(), name, List.of("--permits", "2"), "sh", "-c", "printf '%s %s %s\\n' \"$LATCHKEY_PERMIT_SLOT\""
+                    + " \"$LATCHKEY_PERMITS\" \"$LATCHKEY_FENCING_TOKEN\" > '" + slot + ".tmp'; mv '" + slot + ".tmp' '" + slot
+                    + "'; exec sleep 300");
+        }
+        Cli.awaitTrue(bound(), "both runs hold a permit", () -> slots.stream().allMatch(Files::exists));
+        List<String> held = new ArrayList<>();
+        for (Path slot : slots) {
+            String[] fields = Files.readString(slot).trim().split(" ");
+            assertThat(fields).hasSize(3);
+            assertThat(fields[1]).isEqualTo("2");
+            assertThat(Long.parseLong(fields[2])).isPositive();
+            held.add(fields[0]);
+        }
+        assertThat(held).containsExactlyInAnyOrder("0", "1");
+
+        Cli third = run(uri(), name, List.of("--permits", "2", "--wait", "1s"), "true");
+        assertThat(third.await(bound())).isEqualTo(ExitCodes.CONFLICT);
+        assertThat(third.stderr()).contains("all 2 permits of semaphore '" + name + "' are held");
+        // the lock of the same name is another thing in the backend
+        assertThat(run(uri(), name, "true").await(bound())).isZero();
+    }
+
+    @Test
+    @DisplayName("a --permits that disagrees with the holders', or below one, is one line naming the numbers, exit 2")
+    void permitsMustAgree() throws Exception {
+        String name = lockName();
+        Path ready = dir.resolve("ready");
+        run(uri(), name, List.of("--permits", "2"), "sh", "-c", "touch '" + ready + "'; exec sleep 300");
+        Cli.awaitTrue(bound(), "the first run holds a permit", () -> Files.exists(ready));
+        Cli other = run(uri(), name, List.of("--permits", "3"), "true");
+        assertThat(other.await(bound())).as(other.stderr()).isEqualTo(ExitCodes.USAGE);
+        assertThat(other.stderr()).contains("'" + name + "'", "2", "3");
+        assertThat(other.stderr().lines().filter(l -> l.startsWith("latchkey:"))).hasSize(1);
+        Cli zero = run(uri(), name + ":zero", List.of("--permits", "0"), "true");
+        assertThat(zero.await(bound())).as(zero.stderr()).isEqualTo(ExitCodes.USAGE);
+        assertThat(zero.stderr()).contains("0");
+    }
+
+    @Test
     @DisplayName("a command that does not exist exits 127 and leaves the lock free")
     void missingCommand() throws Exception {
         String name = lockName();
