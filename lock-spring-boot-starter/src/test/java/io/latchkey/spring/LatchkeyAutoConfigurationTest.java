@@ -12,6 +12,9 @@ import io.latchkey.testkit.redis.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -136,6 +139,73 @@ class LatchkeyAutoConfigurationTest {
             assertThat(context.getBean(LockClient.class).lock("job:failing").tryLock()).isPresent()
                     .hasValueSatisfying(Lease::close);
         });
+    }
+
+    /**
+     * A call still inside its work when the context closes is interrupted, and its lock stays held until
+     * it returns: the job here finishes its write for a second after the interrupt (as a job that must
+     * not stop halfway does), and another client that waits for the lock gets it only after that.
+     */
+    @Test
+    void closingTheContextWaitsForARunningCallBeforeItsLockIsReleased() throws Exception {
+        Stubborn job = new Stubborn(Duration.ofSeconds(1));
+        AtomicLong acquiredAt = new AtomicLong();
+        try (LockClient other = LockClient.connect(redis.uri(redis.endpoints()))) {
+            Thread[] threads = new Thread[2]; // the caller of the job, and the other client's waiter
+            runner().withPropertyValues("latchkey.lease=6s", "latchkey.timeout=1s").withBean(Stubborn.class, () -> job)
+                    .run(context -> {
+                        Stubborn proxied = context.getBean(Stubborn.class);
+                        threads[0] = new Thread(proxied::write, "closing-test-caller");
+                        threads[0].start();
+                        assertThat(job.started.await(30, TimeUnit.SECONDS)).as("the locked call started").isTrue();
+                        threads[1] = new Thread(() -> {
+                            try {
+                                other.lock("job:closing").tryLock(Duration.ofMinutes(1)).ifPresent(lease -> {
+                                    acquiredAt.set(System.nanoTime());
+                                    lease.close();
+                                });
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        }, "closing-test-other");
+                        threads[1].start();
+                    }); // the runner closes the context here, while the call runs
+            threads[0].join(Duration.ofSeconds(30).toMillis());
+            threads[1].join(Duration.ofMinutes(1).toMillis());
+        }
+        assertThat(job.endedAt).as("the call finished its work").isPositive();
+        assertThat(acquiredAt.get()).as("the other client got the lock").isPositive();
+        assertThat(acquiredAt.get() - job.endedAt).as("the lock was free only once the call had returned").isPositive();
+        assertThat(job.interrupted).as("the running call was interrupted as the context closed").isTrue();
+    }
+
+    /** A job of five times {@code finishing} that, once interrupted, goes on for {@code finishing} to complete its write. */
+    static class Stubborn {
+        final CountDownLatch started = new CountDownLatch(1);
+        private final Duration finishing;
+        volatile boolean interrupted;
+        volatile long endedAt;
+
+        Stubborn(Duration finishing) {
+            this.finishing = finishing;
+        }
+
+        @DistributedLocked(name = "job:closing")
+        public void write() {
+            started.countDown();
+            long until = System.nanoTime() + finishing.multipliedBy(5).toNanos(); // the job's own length
+            while (System.nanoTime() - until < 0) {
+                try {
+                    Thread.sleep(10); // stands for the work of the job
+                } catch (InterruptedException e) {
+                    if (!interrupted) {
+                        interrupted = true;
+                        until = System.nanoTime() + finishing.toNanos();
+                    }
+                }
+            }
+            endedAt = System.nanoTime();
+        }
     }
 
     @Test
