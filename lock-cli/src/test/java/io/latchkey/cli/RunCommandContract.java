@@ -2,7 +2,9 @@ package io.latchkey.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.latchkey.testkit.fault.TcpProxy;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,26 +36,49 @@ abstract class RunCommandContract {
     private final List<Cli> started = new ArrayList<>();
     private final List<Long> orphans = new ArrayList<>();
 
-    /** The backend's URI, with a {@code lease} of {@link #lease()}. */
-    abstract String uri();
+    /** The lease of every URI of the tests, with a timeout that leaves room for the margin. */
+    static final Duration LEASE = Duration.ofSeconds(2);
+    /** The query of every URI of the tests: the options that {@link #LEASE} says. */
+    static final String QUERY = "lease=2s&timeout=1s";
 
-    /** The backend's URI through a proxy that {@link #cut()} cuts, with the same lease. */
-    abstract String cuttableUri();
+    private TcpProxy proxy; // started by the first test that cuts
 
-    /** The lease of both URIs. */
-    abstract Duration lease();
+    /** The backend's address, as the test's server listens on it. */
+    abstract InetSocketAddress server();
 
-    /** Cuts the proxy of {@link #cuttableUri()}. */
-    abstract void cut();
-
-    /** Restores the proxy of {@link #cuttableUri()}. */
-    abstract void restore();
+    /** The backend's URI reaching it at {@code endpoint}, with {@link #QUERY}. */
+    abstract String uri(InetSocketAddress endpoint);
 
     @AfterEach
     void cleanUp() {
-        restore();
+        if (proxy != null) {
+            proxy.close();
+        }
         started.forEach(Cli::close);
         orphans.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+    }
+
+    /** The backend's URI, with a {@code lease} of {@link #lease()}. */
+    String uri() {
+        return uri(server());
+    }
+
+    /** The backend's URI through a proxy that {@link #cut()} cuts, with the same lease. */
+    String cuttableUri() {
+        if (proxy == null) {
+            proxy = TcpProxy.start(server());
+        }
+        return uri(proxy.endpoint());
+    }
+
+    /** The lease of both URIs. */
+    Duration lease() {
+        return LEASE;
+    }
+
+    /** Cuts the proxy of {@link #cuttableUri()}. */
+    void cut() {
+        proxy.cut();
     }
 
     @Test

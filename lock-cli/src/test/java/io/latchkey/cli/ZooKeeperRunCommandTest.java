@@ -1,9 +1,7 @@
 package io.latchkey.cli;
 
 import io.latchkey.cli.server.EmbeddedZooKeeper;
-import io.latchkey.testkit.fault.TcpProxy;
 import java.net.InetSocketAddress;
-import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -12,46 +10,27 @@ import org.junit.jupiter.api.DisplayName;
 @DisplayName("latchkey run on ZooKeeper")
 class ZooKeeperRunCommandTest extends RunCommandContract {
 
-    private static final Duration LEASE = Duration.ofSeconds(2);
-    private static final String QUERY = "lease=2s&timeout=1s";
-
     private static EmbeddedZooKeeper zk;
-    private static TcpProxy proxy;
 
     @BeforeAll
     static void startServer() {
         zk = EmbeddedZooKeeper.start(0);
-        proxy = TcpProxy.start(new InetSocketAddress("127.0.0.1", zk.port()));
     }
 
     @AfterAll
     static void stopServer() {
-        proxy.close();
-        zk.close();
+        if (zk != null) {
+            zk.close();
+        }
     }
 
     @Override
-    String uri() {
-        return zk.uri(QUERY);
+    InetSocketAddress server() {
+        return new InetSocketAddress("127.0.0.1", zk.port());
     }
 
     @Override
-    String cuttableUri() {
-        return "zookeeper://" + proxy.endpoint().getHostString() + ":" + proxy.endpoint().getPort() + "/latchkey?" + QUERY;
-    }
-
-    @Override
-    Duration lease() {
-        return LEASE;
-    }
-
-    @Override
-    void cut() {
-        proxy.cut();
-    }
-
-    @Override
-    void restore() {
-        proxy.restore();
+    String uri(InetSocketAddress endpoint) {
+        return "zookeeper://" + endpoint.getHostString() + ":" + endpoint.getPort() + "/latchkey?" + QUERY;
     }
 }
