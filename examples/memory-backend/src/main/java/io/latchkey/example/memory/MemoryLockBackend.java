@@ -8,6 +8,7 @@ import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockUri;
+import io.latchkey.spi.Pauses;
 import io.latchkey.spi.PermitLease;
 import io.latchkey.spi.SemaphoreBackend;
 import java.io.BufferedReader;
@@ -42,7 +43,8 @@ import org.slf4j.LoggerFactory;
  * <p>Evidence: a grant and every answered ping are confirmed from the moment their request was
  * sent, with the TTL the server said it keeps; a closed connection is a loss of every grant on it,
  * since the server ends the session and its grants with the connection. An interrupted acquire
- * withdraws its request, so that nothing is left queued.
+ * withdraws its request, so that nothing is left queued. An acquire that gives up because this process
+ * itself was paused past its bound says so ({@link Pauses}) instead of blaming the server.
  *
  * <p>Semaphores: a {@code permit} request per permit on the same session, so a permit has exactly the
  * evidence, renewal and loss of a lock's grant; the server keeps semaphores in a table apart from
@@ -157,8 +159,10 @@ final class MemoryLockBackend implements SemaphoreBackend {
         CompletableFuture<String[]> answer = c.request(id, (semaphore ? "permit " : "acquire ") + id + " "
                 + key(namespace, lockName) + " " + (semaphore ? permits + " " : "") + deadline.remainingMillis());
         String[] granted;
+        Deadline answerBy = deadline.plus(options.timeout());
+        Pauses pauses = Pauses.until(answerBy); // a silence that was this process's own pause is told as such
         try {
-            granted = answer.get(deadline.plus(options.timeout()).remainingNanos(), TimeUnit.NANOSECONDS);
+            granted = answer.get(answerBy.remainingNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             c.pending.remove(id);
             if (flaw != Flaw.ABANDONED_WAITER) {
@@ -168,7 +172,8 @@ final class MemoryLockBackend implements SemaphoreBackend {
         } catch (TimeoutException | ExecutionException e) {
             c.pending.remove(id);
             c.send("cancel " + id);
-            throw unavailableAt(lockName, where, "acquire", e);
+            throw pauses.explain(unavailableAt(lockName, where, "acquire", e), lockName, where + ": ",
+                    semaphore ? "waiting for a permit" : "waiting for the lock", "the memory server");
         }
         if (granted[0].equals("busy")) {
             return null;
