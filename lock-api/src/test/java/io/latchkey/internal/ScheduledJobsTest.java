@@ -30,7 +30,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
-/** Scheduled-job support of the shared layer on the in-memory backend: issue 12, items 1 to 5. */
+/** Scheduled-job support of the shared layer on the in-memory backend: once per slot, atMost, atLeast and the running-call guard. */
 class ScheduledJobsTest extends InMemoryFixture {
 
     /** The bound every wait for an asynchronous effect gets: far above any configured time. */

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The operation floor of issue 13, counted with etcd's own {@code /metrics}, not timed: an uncontended
+ * The operation floor, counted with etcd's own {@code /metrics}, not timed: an uncontended
  * lock+unlock is two Raft commits and at most three RPCs (here two: the queueing transaction and the
  * deleting one), on one lease per client. The member is this class's own, so that no other client's
  * requests or expiring leases fall into the counted window; keepalives are left out of the count by

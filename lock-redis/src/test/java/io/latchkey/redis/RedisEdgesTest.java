@@ -36,7 +36,7 @@ import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
 /**
- * The edges of the Redis backend (issue 10): bounded connects and calls on every kind of unreachable
+ * The edges of the Redis backend: bounded connects and calls on every kind of unreachable
  * server, the right exception and message, waiters woken after a restart, failover within the lease,
  * one renewer, and the options of the application's own Redisson client.
  */
@@ -46,7 +46,7 @@ class RedisEdgesTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(1);
     /** One extra round trip of scheduling on a loaded machine, as the kit's slack: half the timeout. */
     private static final Duration SLACK = TIMEOUT.dividedBy(2);
-    /** The waiter's wake-up after a release or an expiry (issue 10, item 4). */
+    /** The waiter's wake-up after a release or an expiry. */
     private static final Duration WAKE_UP = Duration.ofMillis(250);
 
     @RegisterExtension
@@ -208,7 +208,7 @@ class RedisEdgesTest {
     // ---- waiters after a restart, failover within the lease ----
 
     /**
-     * Issue 10: after a restart, waiters were no longer woken by a release. Two waiters in clients of their
+     * After a restart, waiters were once no longer woken by a release. Two waiters in clients of their
      * own wait from before the restart; once the server serves again and their clients subscribed again,
      * the holder's release must wake the first within a round trip and the wake-up, and its release the
      * second: never their own retry at the holder key's expiry, which is most of a lease away.

@@ -35,7 +35,7 @@ import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
 /**
- * The floors of issue 13, counted with the server's own {@code INFO commandstats}, never timed: two script
+ * The floors, counted with the server's own {@code INFO commandstats}, never timed: two script
  * calls per uncontended lock+unlock and nothing else (and per uncontended permit acquire+release), and no herd when many clients wait, measured
  * against Redisson's {@code RLock} in the same situation on the same server.
  *

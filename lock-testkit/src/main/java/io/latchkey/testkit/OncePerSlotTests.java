@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Once per schedule slot (issue 12, item 3): {@code runLocked}/{@code callLocked} with a
+ * Once per schedule slot: {@code runLocked}/{@code callLocked} with a
  * {@link LockRequest#slot() slot} run the task at most once per slot across every client of the lock,
  * without relying on synchronized clocks: the holder records the last completed slot with the lock in
  * the backend, only with a valid lease and guarded by its fencing token.

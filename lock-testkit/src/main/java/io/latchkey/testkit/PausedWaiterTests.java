@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestReporter;
 
 /**
- * Honest messages at the edges (issue 10, item 2): a waiter whose own process was paused is told so
+ * Honest messages at the edges: a waiter whose own process was paused is told so
  * ("this process was paused for N"), not that the server is down; a waiter that was not paused is told
  * that the server did not answer, not that it was paused.
  *

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Scheduled jobs (issue 12): a task under the lock, the per-call {@code atMost} and {@code atLeast}
+ * Scheduled jobs: a task under the lock, the per-call {@code atMost} and {@code atLeast}
  * bounds, and lock events, the same on every backend. Once per slot is its own group,
  * {@link OncePerSlotTests}. Tagged {@code scheduled-jobs}, so that
  * {@code -Dtest=<contract test> -Dgroups=scheduled-jobs} runs this group alone.

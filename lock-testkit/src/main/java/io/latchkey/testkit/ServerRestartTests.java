@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Rules 1, 7 and 8 across a restart of the server: no two valid holders at any instant, tokens still
- * increasing, and the lock usable again within the failover bound; and (issue 10, item 4) after a
+ * increasing, and the lock usable again within the failover bound; and after a
  * restart the lock is granted again within {@code lease} plus the server's own start time, and
  * waiters are still woken by releases.
  */

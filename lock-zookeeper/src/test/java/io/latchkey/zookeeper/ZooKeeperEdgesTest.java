@@ -318,7 +318,7 @@ class ZooKeeperEdgesTest {
         return c;
     }
 
-    // ---- issue 12: once per slot ----
+    // ---- once per slot ----
 
     @Test
     @DisplayName("once per slot: the slot is recorded in the lock's node, a later acquirer of the same slot skips,"

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The request floor of issue 13, counted by the server, not timed: an uncontended lock and unlock is
+ * The request floor, counted by the server, not timed: an uncontended lock and unlock is
  * three requests of the client's session (create, getChildren, delete), two of them writes; an
  * uncontended acquire and release of a semaphore's permit is four (create, getChildren, the
  * transaction that takes the slot, delete), three of them writes (five write operations, the
