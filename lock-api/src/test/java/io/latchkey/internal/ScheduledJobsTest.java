@@ -89,7 +89,7 @@ class ScheduledJobsTest extends InMemoryFixture {
     }
 
     @Nested
-    @DisplayName("item 4: local knowledge of who holds the lock")
+    @DisplayName("local knowledge of who holds the lock")
     class LocalKnowledge {
 
         @Test
@@ -140,7 +140,7 @@ class ScheduledJobsTest extends InMemoryFixture {
     }
 
     @Nested
-    @DisplayName("item 5: events reach listeners on the client's event thread")
+    @DisplayName("events reach listeners on the client's event thread")
     class Events {
 
         @Test
@@ -257,7 +257,7 @@ class ScheduledJobsTest extends InMemoryFixture {
     }
 
     @Nested
-    @DisplayName("item 1: a task runs under the lock, and only with a valid lease")
+    @DisplayName("a task runs under the lock, and only with a valid lease")
     class RunUnderLock {
 
         @Test
@@ -347,7 +347,7 @@ class ScheduledJobsTest extends InMemoryFixture {
     }
 
     @Nested
-    @DisplayName("item 2: atMost and atLeast per call")
+    @DisplayName("atMost and atLeast per call")
     class HoldBounds {
 
         @Test
@@ -446,7 +446,7 @@ class ScheduledJobsTest extends InMemoryFixture {
     }
 
     @Nested
-    @DisplayName("item 3: once per schedule slot")
+    @DisplayName("once per schedule slot")
     class OncePerSlot {
 
         final Instant midnight = Instant.parse("2030-01-01T00:00:00Z");
