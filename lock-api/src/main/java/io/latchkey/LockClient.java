@@ -60,6 +60,28 @@ public interface LockClient extends AutoCloseable {
     }
 
     /**
+     * Checks {@code name} against the rule every lock and semaphore name keeps, without connecting, so
+     * that a program can refuse bad input before it reaches for a backend.
+     *
+     * @return {@code name}
+     * @throws IllegalArgumentException if the name is empty, longer than 255 characters or holds a
+     *     control character; the message names the rule
+     */
+    static String checkName(String name) {
+        return Connector.checkName(name);
+    }
+
+    /**
+     * Checks a semaphore's name and number of permits, without connecting.
+     *
+     * @throws IllegalArgumentException if the name breaks the rule of names or {@code permits} is not
+     *     from 1 to 1000; the message names the semaphore and the value
+     */
+    static void checkSemaphore(String name, int permits) {
+        Connector.checkSemaphore(name, permits);
+    }
+
+    /**
      * Returns the lock with this name. Cheap: nothing is sent to the backend until a lease is requested.
      *
      * @param name any non-empty string of at most 255 characters without control characters

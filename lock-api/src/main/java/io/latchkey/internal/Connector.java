@@ -18,6 +18,16 @@ public final class Connector {
     private Connector() {
     }
 
+    /** {@link LockClient#checkName}: the one rule of names. */
+    public static String checkName(String name) {
+        return LockNames.validate(name);
+    }
+
+    /** {@link LockClient#checkSemaphore}: the rule of names and the range of permits. */
+    public static void checkSemaphore(String name, int permits) {
+        SharedSemaphores.checkSemaphore(name, permits);
+    }
+
     public static LockClient connect(URI uri, LockOptions options) {
         Objects.requireNonNull(uri, "uri");
         return connect(uri.toString(), options);

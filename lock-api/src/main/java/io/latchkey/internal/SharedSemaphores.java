@@ -53,17 +53,21 @@ final class SharedSemaphores {
 
     DistributedSemaphore semaphore(String name, int permits) {
         client.ensureOpen();
-        LockNames.validate(name);
-        if (permits < 1 || permits > MAX_PERMITS) {
-            throw new IllegalArgumentException("semaphore '" + LockNames.printable(name) + "' must have 1 to "
-                    + MAX_PERMITS + " permits, got " + permits);
-        }
+        checkSemaphore(name, permits);
         backendFor(name);
         Known k = known.get(name);
         if (k != null && k.permits != permits) {
             throw mismatch(name, k.permits, permits);
         }
         return new SemaphoreHandle(this, name, permits);
+    }
+
+    static void checkSemaphore(String name, int permits) {
+        LockNames.validate(name);
+        if (permits < 1 || permits > MAX_PERMITS) {
+            throw new IllegalArgumentException("semaphore '" + LockNames.printable(name) + "' must have 1 to "
+                    + MAX_PERMITS + " permits, got " + permits);
+        }
     }
 
     private SemaphoreBackend backendFor(String name) {

@@ -99,12 +99,25 @@ public final class Main {
         return false;
     }
 
-    /** Sets slf4j-simple's system properties, unless the user already set them with {@code -D}. */
+    /**
+     * Sets slf4j-simple's system properties, unless the user already set them with {@code -D}. Without
+     * {@code --verbose} the libraries say nothing (Curator's, ZooKeeper's, Redisson's and Kafka's SLF4J
+     * loggers and gRPC's java.util.logging): stderr then carries Latchkey's own lines only, each of
+     * which says what happened to the lock in the command line's words.
+     */
     public static void configureLogging(boolean verbose) {
         setDefault("org.slf4j.simpleLogger.logFile", "System.err");
-        setDefault("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "info" : "error");
+        setDefault("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "info" : "off");
         setDefault("org.slf4j.simpleLogger.log.io.latchkey", verbose ? "debug" : "error");
-        setDefault("org.slf4j.simpleLogger.log.org.apache.zookeeper", verbose ? "info" : "error");
+        setDefault("org.slf4j.simpleLogger.log.org.apache.zookeeper", verbose ? "info" : "off");
+        if (!verbose && System.getProperty("java.util.logging.config.file") == null) {
+            // gRPC (under jetcd) and Netty's JDK fallback log through java.util.logging, not SLF4J
+            java.util.logging.Logger root = java.util.logging.Logger.getLogger("");
+            root.setLevel(java.util.logging.Level.OFF);
+            for (java.util.logging.Handler h : root.getHandlers()) {
+                h.setLevel(java.util.logging.Level.OFF);
+            }
+        }
         setDefault("org.slf4j.simpleLogger.showDateTime", "true");
         setDefault("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");
         setDefault("org.slf4j.simpleLogger.showShortLogName", "true");

@@ -114,6 +114,7 @@ final class RunCommand implements Callable<Integer> {
         if (conflictExitCode < 0 || conflictExitCode > 255) {
             throw new CliException(ExitCodes.USAGE, "--conflict-exit-code must be between 0 and 255: " + conflictExitCode);
         }
+        checkNameAndPermits();
         verbose = Main.verboseRequested(spec.commandLine().getParseResult().originalArgs().toArray(String[]::new));
         mainThread = Thread.currentThread();
         SignalTrap.install(this::onSignal);
@@ -232,12 +233,10 @@ final class RunCommand implements Callable<Integer> {
         });
         try {
             lease.lost().thenAccept(e -> timer.execute(() -> onLoss(e.getMessage())));
-            // the library's own timer completes lost() at the deadline; the poll is a second witness
-            timer.scheduleWithFixedDelay(() -> {
-                if (!lease.isValid()) {
-                    onLoss(subject() + " is no longer valid: its validity deadline passed");
-                }
-            }, 100, 100, TimeUnit.MILLISECONDS);
+            // A second witness beside lost(): a timer armed on the validity deadline itself, re-armed on the
+            // later deadline each renewal gives, so the command is stopped when the deadline passes even if
+            // the library's own signal comes late; a poll would add up to its period to every stop.
+            armOnDeadline(timer, lease);
             int status = waitUninterruptibly(started);
             synchronized (guard) {
                 if (!lost) {
@@ -248,6 +247,19 @@ final class RunCommand implements Callable<Integer> {
             return ExitCodes.LOCK_LOST;
         } finally {
             timer.shutdownNow();
+        }
+    }
+
+    private void armOnDeadline(ScheduledExecutorService timer, Lease lease) {
+        Duration left = lease.remaining();
+        if (!lease.isValid() || left.isZero() || left.isNegative()) {
+            onLoss(subject() + " is no longer valid: its validity deadline passed");
+            return;
+        }
+        try {
+            timer.schedule(() -> armOnDeadline(timer, lease), left.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the command ended and the timer was shut down: nothing left to guard
         }
     }
 
@@ -392,6 +404,19 @@ final class RunCommand implements Callable<Integer> {
     /** {@code lock 'NAME'}, or {@code semaphore 'NAME'} with {@code --permits} above one: what messages speak of. */
     private String subject() {
         return (permits == 1 ? "lock '" : "semaphore '") + name + "'";
+    }
+
+    /** Bad names and permits are usage errors found before any backend is reached, not backend failures. */
+    private void checkNameAndPermits() {
+        try {
+            if (permits == 1) {
+                LockClient.checkName(name);
+            } else {
+                LockClient.checkSemaphore(name, permits);
+            }
+        } catch (IllegalArgumentException e) {
+            throw new CliException(ExitCodes.USAGE, e.getMessage() + (permits == 1 ? "" : " (--permits)"));
+        }
     }
 
     /** The command must follow a {@code --}, so that its own options are never taken for ours. */

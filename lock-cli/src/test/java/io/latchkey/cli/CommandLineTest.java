@@ -59,14 +59,25 @@ class CommandLineTest {
                 "unknown backend 'mongodb'");
         assertUsage(Cli.start(dir, "run", "--uri", "zookeeper://127.0.0.1:1?lease=soon", "job", "--", "true"),
                 "'soon'");
+        // names and permits are checked before connecting: the backend here is down, and not blamed
+        assertUsage(Cli.start(dir, "run", "--uri", "redis://127.0.0.1:1?timeout=1s", "job\u0007", "--", "true"),
+                "must not contain control characters: U+0007");
+        assertUsage(Cli.start(dir, "run", "--uri", "redis://127.0.0.1:1?timeout=1s", "--permits", "0", "job", "--", "true"),
+                "semaphore 'job' must have 1 to 1000 permits, got 0");
     }
 
     @Test
-    @DisplayName("a backend that cannot be reached is exit 69")
+    @DisplayName("a backend that cannot be reached is exit 69 and one line of latchkey's own, on every backend")
     void unreachableBackend() throws Exception {
-        Cli cli = Cli.start(dir, "run", "--uri", "zookeeper://127.0.0.1:1?timeout=1s", "job", "--", "true");
-        assertThat(cli.await(BOUND)).isEqualTo(ExitCodes.BACKEND_UNAVAILABLE);
-        assertThat(cli.stderr()).contains("zookeeper");
+        for (String uri : new String[] {"zookeeper://127.0.0.1:1?timeout=1s", "redis://127.0.0.1:1?timeout=1s",
+                "etcd://127.0.0.1:1?timeout=1s", "kafka://127.0.0.1:1?timeout=1s"}) {
+            Cli cli = Cli.start(dir, "run", "--uri", uri, "job", "--", "true");
+            assertThat(cli.await(BOUND)).as(uri).isEqualTo(ExitCodes.BACKEND_UNAVAILABLE);
+            assertThat(cli.stderr()).as(uri).contains(uri.substring(0, uri.indexOf(':')));
+            // without --verbose the libraries' own logging (Curator, Redisson, gRPC, Kafka) stays off stderr
+            assertThat(cli.stderr().lines().filter(l -> !l.isBlank())).as(uri)
+                    .singleElement().asString().startsWith("latchkey: ");
+        }
     }
 
     @Test
