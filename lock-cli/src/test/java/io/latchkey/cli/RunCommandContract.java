@@ -2,6 +2,7 @@ package io.latchkey.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.latchkey.testkit.fault.CuttableUri;
 import io.latchkey.testkit.fault.TcpProxy;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -41,7 +42,7 @@ abstract class RunCommandContract {
     /** The query of every URI of the tests: the options that {@link #LEASE} says. */
     static final String QUERY = "lease=2s&timeout=1s";
 
-    private TcpProxy proxy; // started by the first test that cuts
+    private CuttableUri cuttable; // made by the first test that cuts
 
     /** The backend's address, as the test's server listens on it. */
     abstract InetSocketAddress server();
@@ -51,8 +52,9 @@ abstract class RunCommandContract {
 
     @AfterEach
     void cleanUp() {
-        if (proxy != null) {
-            proxy.close();
+        if (cuttable != null) {
+            cuttable.close();
+            cuttable = null;
         }
         started.forEach(Cli::close);
         orphans.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
@@ -65,10 +67,20 @@ abstract class RunCommandContract {
 
     /** The backend's URI through a proxy that {@link #cut()} cuts, with the same lease. */
     String cuttableUri() {
-        if (proxy == null) {
-            proxy = TcpProxy.start(server());
+        if (cuttable == null) {
+            cuttable = newCuttableUri();
         }
-        return uri(proxy.endpoint());
+        return cuttable.uri();
+    }
+
+    /**
+     * A URI whose clients can be cut off the server, with the same lease. The default puts a TCP proxy
+     * in front of {@link #server()}; a backend whose clients follow addresses the server announces
+     * (Kafka) overrides it.
+     */
+    CuttableUri newCuttableUri() {
+        TcpProxy proxy = TcpProxy.start(server());
+        return CuttableUri.of(uri(proxy.endpoint()), proxy::cut, proxy::restore, proxy::close);
     }
 
     /** The lease of both URIs. */
@@ -76,9 +88,9 @@ abstract class RunCommandContract {
         return LEASE;
     }
 
-    /** Cuts the proxy of {@link #cuttableUri()}. */
+    /** Cuts the clients of {@link #cuttableUri()} off the server. */
     void cut() {
-        proxy.cut();
+        cuttable.cut();
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.latchkey.testkit.kafka;
 import io.latchkey.LockClient;
 import io.latchkey.testkit.LockServer;
 import io.latchkey.testkit.fault.CuttableClient;
+import io.latchkey.testkit.fault.CuttableUri;
 import io.latchkey.testkit.fault.TcpProxy;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -81,9 +82,26 @@ public final class KafkaServer implements LockServer {
      * A client that reaches the broker only through a TCP proxy, for the network-cut faults.
      *
      * @param connect connects a lock client to the URI it is given
-     * @throws IllegalStateException if {@value #PROXIED_LISTENERS} such clients are open already
+     * @throws IllegalStateException if {@value #PROXIED_LISTENERS} such clients or URIs are open already
      */
     public CuttableClient cuttableClient(Function<String, LockClient> connect) {
+        CuttableUri uri = cuttableUri();
+        try {
+            LockClient client = connect.apply(uri.uri());
+            return CuttableClient.of(client, uri::cut, uri::restore, uri);
+        } catch (RuntimeException e) {
+            uri.close();
+            throw e;
+        }
+    }
+
+    /**
+     * A URI that reaches the broker only through one proxied listener, for clients of other processes
+     * (a {@code latchkey run}); cutting it cuts every client that connected with it.
+     *
+     * @throws IllegalStateException if {@value #PROXIED_LISTENERS} such clients or URIs are open already
+     */
+    public CuttableUri cuttableUri() {
         TcpProxy proxy;
         synchronized (freeProxies) {
             proxy = freeProxies.poll();
@@ -93,19 +111,12 @@ public final class KafkaServer implements LockServer {
                     + " use; close a cuttable client first");
         }
         TcpProxy taken = proxy;
-        Runnable giveBack = () -> {
+        return CuttableUri.of(uriOf(List.of(taken.endpoint())), taken::cut, taken::restore, () -> {
             taken.restore();
             synchronized (freeProxies) {
                 freeProxies.add(taken);
             }
-        };
-        try {
-            LockClient client = connect.apply(uriOf(List.of(taken.endpoint())));
-            return CuttableClient.of(client, taken::cut, taken::restore, giveBack::run);
-        } catch (RuntimeException e) {
-            giveBack.run();
-            throw e;
-        }
+        });
     }
 
     @Override
