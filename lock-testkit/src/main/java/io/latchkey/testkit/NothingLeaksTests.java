@@ -6,24 +6,29 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.latchkey.DistributedLock;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
  * Rule 10: after every lease and the client are closed, no thread, connection or backend state of
- * the library remains. Threads are checked here; the backend's own state through
+ * the library remains. Threads and this JVM's TCP connections to the server (on Linux, from
+ * {@code /proc}) are checked here; the backend's own state through
  * {@link LockContract#assertNothingLeftInBackend}.
  */
 abstract class NothingLeaksTests extends ContractGroup {
 
     @Test
-    @DisplayName("after the leases and the client are closed, no library thread and no backend state remains")
+    @DisplayName("after the leases and the client are closed, no library thread, no connection and no backend state remains")
     void nothingRemainsAfterClose() throws Exception {
         Set<Thread> before = libraryThreads();
+        List<InetSocketAddress> servers = contract().server().endpoints();
+        Set<String> connectionsBefore = OwnConnections.to(servers);
         String sync = name("sync");
         String async = name("async");
         String nested = name("nested");
@@ -43,6 +48,12 @@ abstract class NothingLeaksTests extends ContractGroup {
         }
 
         assertLibraryThreadsEnd(before);
+        if (OwnConnections.readable()) {
+            Awaitility.await("the client's connections to " + servers + " to close").atMost(tryBound(Duration.ZERO))
+                    .pollInterval(Duration.ofMillis(50))
+                    .untilAsserted(() -> assertThat(OwnConnections.to(servers)).as("this JVM's connections to the server"
+                            + " that the closed client opened").isSubsetOf(connectionsBefore));
+        }
         contract().assertNothingLeftInBackend(List.of(sync, async, nested));
     }
 
