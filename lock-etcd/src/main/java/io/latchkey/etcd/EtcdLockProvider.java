@@ -139,7 +139,7 @@ public final class EtcdLockProvider implements LockProviderFactory {
         }
         EtcdLockBackend backend = new EtcdLockBackend(client, vertx, true, namespace, ttl, options, uri.redacted());
         try {
-            backend.probe();
+            backend.probe(uri.hosts());
         } catch (RuntimeException e) {
             backend.close();
             throw e;
@@ -166,7 +166,7 @@ public final class EtcdLockProvider implements LockProviderFactory {
         EtcdLockBackend backend = new EtcdLockBackend(etcd, null, false, namespace, ttlSeconds(options, where), options,
                 where);
         try {
-            backend.probe();
+            backend.probe(null);
         } catch (RuntimeException e) {
             backend.close();
             throw e;

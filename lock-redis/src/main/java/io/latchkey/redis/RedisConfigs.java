@@ -393,6 +393,15 @@ final class RedisConfigs {
         return null;
     }
 
+    /** Whether Redisson gave up on a timer of its own (connect or response), as opposed to an error it was told. */
+    static boolean isTimeout(Throwable failure) {
+        Throwable e = unwrap(failure);
+        return cause(e, io.netty.channel.ConnectTimeoutException.class) != null
+                || cause(e, org.redisson.client.RedisResponseTimeoutException.class) != null
+                || cause(e, RedisTimeoutException.class) != null
+                || (cause(e, TimeoutException.class) != null && cause(e, java.net.ConnectException.class) == null);
+    }
+
     static boolean isAuthFailure(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof RedisWrongPasswordException || t instanceof RedisAuthRequiredException) {
