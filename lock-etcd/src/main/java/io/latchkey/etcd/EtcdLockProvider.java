@@ -47,8 +47,10 @@ import javax.net.ssl.SSLException;
  *   <li>{@code safetyMargin} is subtracted from every validity deadline; {@code lease} must be longer
  *       than {@code timeout} plus {@code safetyMargin}, so that a keepalive answered late still renews
  *       a valid lease.</li>
- *   <li>{@code timeout} bounds every call to etcd, and {@code connect}: the client's own start-up
- *       (class loading, the first channel) is not charged to the server, see {@link EtcdLockBackend}.</li>
+ *   <li>{@code timeout} bounds every call to etcd, and {@code connect}: a probe with the JDK's own
+ *       sockets must be answered within it; the client's own start-up (class loading, the first
+ *       channel) is not charged to the server but gets a stated allowance, see
+ *       {@link io.latchkey.spi.Startup}.</li>
  *   <li>{@code namespace} is the key prefix (default {@value #DEFAULT_NAMESPACE}).</li>
  * </ul>
  *

@@ -80,8 +80,9 @@ import org.slf4j.LoggerFactory;
  * unresolvable host, a refused port, a listener that accepts but never answers (a paused server), a
  * server that closes the connection (no quorum). The probe and Curator's session share that one
  * {@code timeout} (only this JVM's own time is added to it: loading the client's classes, on a thread
- * of its own while the probe runs, and building and starting Curator), so a server
- * that answers the probe and then freezes fails connect within {@code timeout} too. Closing a Curator
+ * of its own while the probe runs, building and starting Curator, and, while Curator has never
+ * connected in this JVM, the start-up allowance of {@link Startup}), so a server that answers the
+ * probe and then freezes fails connect within {@code timeout} too, plus that allowance in a cold JVM. Closing a Curator
  * client whose server stopped answering would wait out ZooKeeper's own connection timeout; it is cut
  * off at {@code timeout}. An acquire waits for each answer at most until its deadline plus
  * {@code timeout}.
