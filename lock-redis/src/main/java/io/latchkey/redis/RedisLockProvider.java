@@ -135,7 +135,10 @@ public final class RedisLockProvider implements LockProviderFactory {
         Config config = RedisConfigs.build(uri, options);
         Deadline deadline = Deadline.after(options.timeout());
         probe(uri, deadline, options.timeout(), where);
-        RedissonClient redisson = create(config, options.timeout(), deadline, STARTUP.allowance(), where);
+        // Redisson tries a cluster's seeds one after another, a silent one first perhaps, whichever the probe
+        // found answering: its own connect ends one timeout after its first connection began (see createOnce)
+        Deadline redissonBy = config.isClusterConfig() ? deadline.plus(options.timeout()) : deadline;
+        RedissonClient redisson = create(config, options.timeout(), redissonBy, STARTUP.allowance(), where);
         STARTUP.connected();
         return new RedisLockBackend(redisson, true, options, where);
     }
