@@ -114,7 +114,7 @@ public final class Startup {
             } catch (UnknownHostException e) {
                 reasons.add("host '" + host.host() + "' does not resolve; check the host name");
             } catch (ConnectException e) {
-                reasons.add(at + "connection refused, nothing listens there; check the host and port and that "
+                reasons.add(at + "connection refused, nothing listens there; check the host and port, and check that "
                         + server + " runs there");
             } catch (SocketTimeoutException e) {
                 silent = true;
