@@ -25,9 +25,12 @@
  *       {@link io.latchkey.spi.Durations} (parse {@code 1500ms}, print durations as users write them),
  *       {@link io.latchkey.spi.LockUri} (the parsed URI, and {@code LockUri.parse} for a backend's own
  *       URI tests), {@link io.latchkey.spi.LockClients} (a {@code LockClient} on a backend built
- *       from the application's own client object) and {@link io.latchkey.spi.Pauses} (on a timeout or
+ *       from the application's own client object), {@link io.latchkey.spi.Pauses} (on a timeout or
  *       unavailability path: whether this process was paused past the call's bound, and the one
- *       sentence that says so instead of blaming the server).</li>
+ *       sentence that says so instead of blaming the server) and {@link io.latchkey.spi.Startup} (how
+ *       connect charges the server only for its own time: a probe with the JDK's sockets within
+ *       {@code timeout}, then the client library within the rest, plus a stated start-up allowance
+ *       while it has never connected in this JVM).</li>
  * </ul>
  *
  * <h2>Writing a backend</h2>

@@ -12,12 +12,15 @@ import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.LockUri;
 import io.latchkey.spi.Pauses;
 import io.latchkey.spi.PermitLease;
 import io.latchkey.spi.SemaphoreBackend;
+import io.latchkey.spi.Startup;
 import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -85,6 +88,13 @@ final class EtcdLockBackend implements SemaphoreBackend {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLockBackend.class);
     private static final AtomicInteger BACKENDS = new AtomicInteger();
+    /** Whether jetcd has connected in this JVM yet: the start-up allowance of connect, see {@link Startup}. */
+    private static final Startup STARTUP = new Startup();
+    /**
+     * The probe's request: HTTP/2's connection preface and an empty SETTINGS frame, which etcd's gRPC
+     * server answers with its own SETTINGS (a TLS listener closes the connection instead).
+     */
+    private static final byte[] HTTP2_HELLO = http2Hello();
     /** Makes every key name of this process unique, see {@link EtcdLease}. */
     static final AtomicLong KEYS = new AtomicLong();
 
@@ -129,27 +139,45 @@ final class EtcdLockBackend implements SemaphoreBackend {
 
     /**
      * Checks at connect time that etcd answers, that the credentials may read the namespace, and that
-     * etcd grants the TTL the lease asks for, all within {@code timeout}; the client's own start-up is
-     * not charged to etcd (see {@link Startup}). The lease granted for the check becomes the client's
+     * etcd grants the TTL the lease asks for. The server's time is {@code timeout}: with {@code hosts}
+     * (a client of our own) it is first timed with this JVM's own sockets ({@link Startup#probe}), so a
+     * refused port, an unresolvable host, a silent listener or a paused etcd fail within
+     * {@code timeout}; jetcd's requests then get what is left of it, plus {@link Startup#ALLOWANCE}
+     * while jetcd has never connected in this JVM (loading gRPC, Netty and Vert.x and starting the
+     * channel is this JVM's time, not etcd's). The lease granted for the check becomes the client's
      * session, so the first lock costs no grant of its own.
      *
+     * @param hosts the endpoints to probe, or {@code null} for the application's own client, whose
+     *     endpoints are its own: then jetcd's requests alone are timed, with the same allowance
      * @throws IllegalArgumentException if etcd raises the TTL to its minimum: the lease would then not
      *     be the failover bound
      */
-    void probe() {
-        // jetcd builds its channel and stubs on first use: do that before the clock starts
-        client.getKVClient();
-        client.getLeaseClient();
-        client.getWatchClient();
-        Startup startup = new Startup(timeout);
-        startup.await(this, "reading namespace '" + namespace + "'", client.getKVClient().get(bytes(namespace),
+    void probe(List<LockUri.HostAndPort> hosts) {
+        long start = System.nanoTime();
+        Deadline deadline = Deadline.after(timeout);
+        if (hosts != null) {
+            try {
+                Startup.probe(hosts, deadline, HTTP2_HELLO, "etcd");
+            } catch (Startup.NoAnswer e) {
+                throw new LockBackendUnavailableException(null, "could not connect to etcd at " + where + " within the"
+                        + " timeout option (" + Durations.format(timeout) + "): " + e.getMessage()
+                        + (e.silent() ? "; check that etcd runs and is reachable, or raise the timeout option" : ""), null);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new LockException(null, "interrupted while connecting to etcd at " + where, e);
+            }
+        }
+        Deadline by = deadline.plus(STARTUP.allowance());
+        Duration bound = Duration.ofNanos(by.nanoTime() - start);
+        await(by, bound, start, "reading namespace '" + namespace + "'", client.getKVClient().get(bytes(namespace),
                 GetOption.builder().isPrefix(true).withCountOnly(true).build()));
         long sentAt = System.nanoTime();
-        LeaseGrantResponse test = startup.await(this, "granting a lease of " + ttlSeconds + "s",
-                client.getLeaseClient().grant(ttlSeconds, timeout.toMillis(), TimeUnit.MILLISECONDS));
+        LeaseGrantResponse test = await(by, bound, start, "granting a lease of " + ttlSeconds + "s",
+                client.getLeaseClient().grant(ttlSeconds, Math.max(1, by.remainingMillis()), TimeUnit.MILLISECONDS));
         if (test.getTTL() > ttlSeconds) {
             try {
-                startup.await(this, "revoking the lease", client.getLeaseClient().revoke(test.getID()));
+                await(Deadline.after(timeout), timeout, System.nanoTime(), "revoking the lease",
+                        client.getLeaseClient().revoke(test.getID()));
             } catch (LockException e) {
                 log.debug("could not revoke the lease {} that etcd at {} granted for too long ({}); it expires on its own",
                         Long.toHexString(test.getID()), where, e.getMessage());
@@ -167,6 +195,23 @@ final class EtcdLockBackend implements SemaphoreBackend {
                     keepalives);
         } finally {
             sessionLock.unlock();
+        }
+        STARTUP.connected();
+    }
+
+    /** One request of connect, awaited until {@code by}; its failure names {@code bound}, the whole of connect's. */
+    private <T> T await(Deadline by, Duration bound, long start, String what, CompletableFuture<T> future) {
+        try {
+            return future.get(Math.max(1, by.remainingNanos()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            future.cancel(true);
+            throw silent(null, what, start, bound, e);
+        } catch (ExecutionException e) {
+            throw failed(null, what, start, bound, e.getCause());
+        } catch (InterruptedException e) {
+            future.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new LockException(null, "interrupted while " + what + " at etcd " + where, e);
         }
     }
 
@@ -369,55 +414,11 @@ final class EtcdLockBackend implements SemaphoreBackend {
         }
     }
 
-    /**
-     * The bound of {@code connect}: {@code timeout} of etcd's time, from just before the first request.
-     *
-     * <p>The first request of a JVM also loads gRPC, Netty and protobuf classes and starts the channel:
-     * seconds of CPU when several JVMs start at once on a small machine, which is not etcd's silence.
-     * So the CPU time this process spends while it waits is added to the bound (at most
-     * {@link #ALLOWANCE_NANOS}): a paused or silent etcd leaves the process idle and fails connect
-     * within {@code timeout}; a busy start-up gets the time it spends.
-     */
-    static final class Startup {
-        static final long ALLOWANCE_NANOS = TimeUnit.SECONDS.toNanos(10);
-
-        private final long start = System.nanoTime();
-        private final long cpuAtStart = processCpuNanos();
-        private final Duration bound;
-
-        Startup(Duration bound) {
-            this.bound = bound;
-        }
-
-        <T> T await(EtcdLockBackend backend, String what, CompletableFuture<T> future) {
-            try {
-                while (true) {
-                    long credit = Math.min(ALLOWANCE_NANOS, Math.max(0, processCpuNanos() - cpuAtStart));
-                    long left = start + bound.toNanos() + credit - System.nanoTime();
-                    try {
-                        return future.get(Math.max(0, left), TimeUnit.NANOSECONDS);
-                    } catch (TimeoutException e) {
-                        long newCredit = Math.min(ALLOWANCE_NANOS, Math.max(0, processCpuNanos() - cpuAtStart));
-                        if (newCredit - credit < TimeUnit.MILLISECONDS.toNanos(10)) {
-                            future.cancel(true);
-                            throw backend.silent(null, what, start, bound.plusNanos(newCredit), e);
-                        }
-                    }
-                }
-            } catch (ExecutionException e) {
-                throw backend.failed(null, what, start, bound.plusNanos(ALLOWANCE_NANOS), e.getCause());
-            } catch (InterruptedException e) {
-                future.cancel(true);
-                Thread.currentThread().interrupt();
-                throw new LockException(null, "interrupted while " + what + " at etcd " + backend.where, e);
-            }
-        }
-
-        private static long processCpuNanos() {
-            java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
-            return os instanceof com.sun.management.OperatingSystemMXBean
-                    ? ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime() : 0;
-        }
+    private static byte[] http2Hello() {
+        byte[] preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+        byte[] hello = java.util.Arrays.copyOf(preface, preface.length + 9);
+        hello[preface.length + 3] = 0x4; // a SETTINGS frame of length 0, no flags, stream 0
+        return hello;
     }
 
     Client client() {

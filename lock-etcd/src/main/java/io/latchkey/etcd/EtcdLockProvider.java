@@ -47,8 +47,10 @@ import javax.net.ssl.SSLException;
  *   <li>{@code safetyMargin} is subtracted from every validity deadline; {@code lease} must be longer
  *       than {@code timeout} plus {@code safetyMargin}, so that a keepalive answered late still renews
  *       a valid lease.</li>
- *   <li>{@code timeout} bounds every call to etcd, and {@code connect}: the client's own start-up
- *       (class loading, the first channel) is not charged to the server, see {@link EtcdLockBackend}.</li>
+ *   <li>{@code timeout} bounds every call to etcd, and {@code connect}: a probe with the JDK's own
+ *       sockets must be answered within it; the client's own start-up (class loading, the first
+ *       channel) is not charged to the server but gets a stated allowance, see
+ *       {@link io.latchkey.spi.Startup}.</li>
  *   <li>{@code namespace} is the key prefix (default {@value #DEFAULT_NAMESPACE}).</li>
  * </ul>
  *
@@ -139,7 +141,7 @@ public final class EtcdLockProvider implements LockProviderFactory {
         }
         EtcdLockBackend backend = new EtcdLockBackend(client, vertx, true, namespace, ttl, options, uri.redacted());
         try {
-            backend.probe();
+            backend.probe(uri.hosts());
         } catch (RuntimeException e) {
             backend.close();
             throw e;
@@ -166,7 +168,7 @@ public final class EtcdLockProvider implements LockProviderFactory {
         EtcdLockBackend backend = new EtcdLockBackend(etcd, null, false, namespace, ttlSeconds(options, where), options,
                 where);
         try {
-            backend.probe();
+            backend.probe(null);
         } catch (RuntimeException e) {
             backend.close();
             throw e;

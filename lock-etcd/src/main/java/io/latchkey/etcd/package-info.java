@@ -35,5 +35,13 @@
  * {@code "<permits> <grant id>"}: the number of permits is checked against every slot key the taking
  * transaction reads, so another number is refused, naming both, whenever a permit is held; once none is,
  * no key of the semaphore remains. See {@code EtcdSemaphores}.
+ *
+ * <p><b>Connect and a cold JVM</b> (contract rule 2, {@link io.latchkey.spi.Startup}): {@code timeout}
+ * is etcd's. Connect first sends HTTP/2's connection preface with the JDK's own sockets to each endpoint
+ * in turn and waits for any answer within {@code timeout} (etcd's gRPC server answers with its settings,
+ * a TLS listener closes the connection); then jetcd reads the namespace and grants the client's lease
+ * within the rest of it, plus a start-up allowance of 15 s while jetcd has never connected in this JVM
+ * (gRPC, Netty and Vert.x load and start meanwhile). A client on the application's own jetcd client
+ * has no probe; its requests get the same bound.
  */
 package io.latchkey.etcd;

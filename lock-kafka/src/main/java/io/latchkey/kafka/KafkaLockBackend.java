@@ -7,9 +7,11 @@ import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.LockUri;
 import io.latchkey.spi.Pauses;
 import io.latchkey.spi.PermitLease;
 import io.latchkey.spi.SemaphoreBackend;
+import io.latchkey.spi.Startup;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,6 +35,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.DescribeConfigsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -115,6 +119,8 @@ final class KafkaLockBackend implements SemaphoreBackend {
     /** The header of a slot record holding the offset of its writer's marker on the lock's partition. */
     static final String TOKEN = "token";
     private static final AtomicInteger MEMBERS = new AtomicInteger();
+    /** Whether the Kafka clients have connected in this JVM yet: the start-up allowance of connect, see {@link Startup}. */
+    private static final Startup STARTUP = new Startup();
     /** Lock topics kept known per client: about 200 bytes each, so at most some 200 KB. */
     static final int TOPIC_CACHE_SIZE = 1024;
 
@@ -175,28 +181,16 @@ final class KafkaLockBackend implements SemaphoreBackend {
         Admin a = null;
         Producer<byte[], byte[]> p = null;
         Deadline connectStart = Deadline.after(Duration.ZERO);
+        Deadline connectBy = Deadline.after(options.timeout());
+        probe(connectBy);
+        // the brokers answered: the Kafka clients' own start-up gets the allowance, see Startup
+        Duration bound = options.timeout().plus(STARTUP.allowance());
+        connectBy = connectBy.plus(STARTUP.allowance());
         try {
-            Deadline connectBy = Deadline.after(options.timeout());
             a = Admin.create(adminConfig);
-            Collection<Node> nodes;
-            try {
-                nodes = a.describeCluster().nodes().get(connectBy.remainingNanos(), TimeUnit.NANOSECONDS);
-                checkSessionBounds(a, nodes, connectBy);
-            } catch (TimeoutException | ExecutionException e) {
-                boolean timedOut = e instanceof TimeoutException
-                        || cause(e) instanceof org.apache.kafka.common.errors.TimeoutException;
-                if (!timedOut || !heardFrom(a)) {
-                    throw e;
-                }
-                // Bytes came back, so a broker answers: the time went into this JVM's own start-up (class
-                // loading, the client's threads), several JVMs starting at once on a busy machine. The
-                // server gets its own full timeout for the requests, once.
-                log.debug("kafka at {} answered, but not within {} of a cold start; asking again", bootstrap,
-                        Durations.format(options.timeout()));
-                connectBy = Deadline.after(options.timeout());
-                nodes = a.describeCluster().nodes().get(connectBy.remainingNanos(), TimeUnit.NANOSECONDS);
-                checkSessionBounds(a, nodes, connectBy);
-            }
+            Collection<Node> nodes = a.describeCluster(new DescribeClusterOptions().timeoutMs(millisLeft(connectBy)))
+                    .nodes().get(connectBy.remainingNanos(), TimeUnit.NANOSECONDS);
+            checkSessionBounds(a, nodes, connectBy);
             p = new KafkaProducer<>(producerConfig);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -207,10 +201,70 @@ final class KafkaLockBackend implements SemaphoreBackend {
             if (e instanceof IllegalArgumentException iae) {
                 throw iae;
             }
-            throw connectFailure(cause(e), connectStart);
+            throw connectFailure(cause(e), connectStart, bound);
         }
         this.admin = a;
         this.producer = p;
+        STARTUP.connected();
+    }
+
+    /**
+     * The brokers' part of connect, timed with this JVM's own sockets: an {@code ApiVersions} request to
+     * each bootstrap server in turn until one answers, within {@code timeout}; see {@link Startup}.
+     * Bootstrap servers this cannot parse are left to the admin client.
+     */
+    private void probe(Deadline by) {
+        List<LockUri.HostAndPort> hosts = bootstrapHosts(bootstrap);
+        if (hosts.isEmpty()) {
+            return;
+        }
+        try {
+            Startup.probe(hosts, by, API_VERSIONS, "a kafka broker");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendUnavailableException(null, "interrupted while connecting to kafka at " + bootstrap, e);
+        } catch (Startup.NoAnswer e) {
+            throw new LockBackendUnavailableException(null, "kafka at " + bootstrap + (e.silent() ? " did not answer within "
+                    + Durations.format(options.timeout()) + ": " + e.getMessage() + "; check that the brokers run and are"
+                    + " reachable, or raise the timeout option" : " could not be reached: " + e.getMessage()), null);
+        }
+    }
+
+    /** The hosts of {@code bootstrap.servers}, or none if one of them does not parse as host:port. */
+    static List<LockUri.HostAndPort> bootstrapHosts(String servers) {
+        List<LockUri.HostAndPort> hosts = new ArrayList<>();
+        for (String entry : servers.split(",")) {
+            String s = entry.trim();
+            int scheme = s.indexOf("://");
+            s = scheme >= 0 ? s.substring(scheme + 3) : s;
+            int colon = s.lastIndexOf(':');
+            if (s.isEmpty()) {
+                continue;
+            }
+            try {
+                String host = s.substring(0, Math.max(0, colon));
+                host = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+                hosts.add(new LockUri.HostAndPort(host, Integer.parseInt(s.substring(colon + 1))));
+            } catch (RuntimeException e) {
+                return List.of();
+            }
+        }
+        return hosts;
+    }
+
+    /** An {@code ApiVersions} request, version 0: the request every Kafka client sends first, answered before SASL. */
+    private static final byte[] API_VERSIONS = apiVersions();
+
+    private static byte[] apiVersions() {
+        byte[] clientId = "latchkey-probe".getBytes(StandardCharsets.US_ASCII);
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4 + 2 + 2 + 4 + 2 + clientId.length);
+        b.putInt(b.capacity() - 4).putShort((short) 18).putShort((short) 0).putInt(1)
+                .putShort((short) clientId.length).put(clientId);
+        return b.array();
+    }
+
+    private static int millisLeft(Deadline by) {
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, by.remainingMillis()));
     }
 
     /**
@@ -224,7 +278,8 @@ final class KafkaLockBackend implements SemaphoreBackend {
             throws InterruptedException, ExecutionException, TimeoutException {
         List<ConfigResource> brokers = nodes.stream()
                 .map(n -> new ConfigResource(ConfigResource.Type.BROKER, n.idString())).collect(Collectors.toList());
-        Map<ConfigResource, KafkaFuture<Config>> answers = a.describeConfigs(brokers).values();
+        Map<ConfigResource, KafkaFuture<Config>> answers = a.describeConfigs(brokers,
+                new DescribeConfigsOptions().timeoutMs(millisLeft(by))).values();
         for (Map.Entry<ConfigResource, KafkaFuture<Config>> e : answers.entrySet()) {
             Config config;
             try {
@@ -265,20 +320,9 @@ final class KafkaLockBackend implements SemaphoreBackend {
         }
     }
 
-    /** Whether the admin client has received any bytes from a broker: an answer, however slow. */
-    private static boolean heardFrom(Admin a) {
-        for (Map.Entry<MetricName, ? extends Metric> e : a.metrics().entrySet()) {
-            if (e.getKey().name().equals("incoming-byte-total") && e.getKey().group().equals("admin-client-metrics")) {
-                Object v = e.getValue().metricValue();
-                return v instanceof Number n && n.doubleValue() > 0;
-            }
-        }
-        return false;
-    }
-
-    private LockException connectFailure(Throwable e, Deadline start) {
+    private LockException connectFailure(Throwable e, Deadline start, Duration bound) {
         String at = "kafka at " + bootstrap;
-        String paused = pausedFor(start, options.timeout());
+        String paused = pausedFor(start, bound);
         if (paused != null) {
             return new LockBackendUnavailableException(null, "connecting to " + at + " gave up: " + paused + "; " + e, e);
         }
@@ -291,7 +335,7 @@ final class KafkaLockBackend implements SemaphoreBackend {
                     + "; check the host names", e);
         }
         return new LockBackendUnavailableException(null, at + " did not answer within "
-                + Durations.format(options.timeout()) + ": " + e + "; check that the brokers run and are reachable", e);
+                + Durations.format(bound) + ": " + e + "; check that the brokers run and are reachable", e);
     }
 
     /**

@@ -155,5 +155,12 @@
  * ignored (and its writer told). That marker is written to the lock's own partition when the holder
  * first reads or records a slot, and only while the broker still keeps the holder; see
  * {@code SlotRecords}.
+ *
+ * <p><b>Connect and a cold JVM</b> (contract rule 2, {@link io.latchkey.spi.Startup}): {@code timeout}
+ * is the brokers'. Connect first sends an {@code ApiVersions} request with the JDK's own sockets to each
+ * bootstrap server in turn and waits for any answer within {@code timeout} (a TLS listener closes the
+ * connection instead, which counts too); then the admin client starts and describes the cluster and
+ * the brokers' session bounds within the rest of it, plus a start-up allowance of 15 s while the Kafka
+ * clients have never connected in this JVM, the admin calls' own timeouts set to the same bound.
  */
 package io.latchkey.kafka;

@@ -164,8 +164,8 @@ final class RedisConfigs {
             config.setPassword(options.password());
         }
         // Connecting makes retryAttempts + 1 attempts, each bounded by connectTimeout: one attempt with
-        // most of the timeout fits the bound of connect, and leaves a cold JVM's first handshake (class
-        // loading inside Redisson's timer) time enough. Our own calls wait on their own bounds and are
+        // most of the timeout fits the bound of connect (a cold JVM's first handshake, class loading
+        // inside Redisson's timer, is started again by RedisLockProvider within its start-up allowance). Our own calls wait on their own bounds and are
         // retried by the caller, so Redisson's retries of commands are not needed either.
         // A cluster client tries its seed nodes one after another until one answers, each within the
         // connect timeout: a refused or unresolvable seed fails at once, a silent one costs the attempt's
@@ -391,6 +391,15 @@ final class RedisConfigs {
             }
         }
         return null;
+    }
+
+    /** Whether Redisson gave up on a timer of its own (connect or response), as opposed to an error it was told. */
+    static boolean isTimeout(Throwable failure) {
+        Throwable e = unwrap(failure);
+        return cause(e, io.netty.channel.ConnectTimeoutException.class) != null
+                || cause(e, org.redisson.client.RedisResponseTimeoutException.class) != null
+                || cause(e, RedisTimeoutException.class) != null
+                || (cause(e, TimeoutException.class) != null && cause(e, java.net.ConnectException.class) == null);
     }
 
     static boolean isAuthFailure(Throwable failure) {

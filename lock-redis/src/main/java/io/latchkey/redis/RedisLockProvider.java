@@ -2,14 +2,19 @@ package io.latchkey.redis;
 
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockException;
 import io.latchkey.spi.DaemonThreads;
+import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockProviderFactory;
 import io.latchkey.spi.LockUri;
+import io.latchkey.spi.Startup;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
@@ -60,8 +65,10 @@ public final class RedisLockProvider implements LockProviderFactory {
      */
     public static final Duration MINIMUM_LEASE = Duration.ofMillis(100);
 
-    /** What the connect backstop allows for the client's own start-up, beyond the timeout. */
-    private static final Duration STARTUP_ALLOWANCE = Duration.ofSeconds(5);
+    /** Whether Redisson has connected in this JVM yet: the start-up allowance of connect, see {@link Startup}. */
+    private static final Startup STARTUP = new Startup();
+    /** The probe's request: {@code PING} in RESP's inline form, which Redis, a sentinel and a cluster node answer. */
+    private static final byte[] PING = "PING\r\n".getBytes(StandardCharsets.US_ASCII);
     private static final Duration POLL = Duration.ofMillis(20);
 
     /** Creates the provider; nothing happens until {@link #connect}. */
@@ -126,19 +133,67 @@ public final class RedisLockProvider implements LockProviderFactory {
         String where = uri.redacted();
         checkLease(options, "lock URI '" + where + "'");
         Config config = RedisConfigs.build(uri, options);
-        RedissonClient redisson = create(config, options.timeout(), where);
+        Deadline deadline = Deadline.after(options.timeout());
+        probe(uri, deadline, options.timeout(), where);
+        // Redisson tries a cluster's seeds one after another, a silent one first perhaps, whichever the probe
+        // found answering: its own connect ends one timeout after its first connection began (see createOnce)
+        Deadline redissonBy = config.isClusterConfig() ? deadline.plus(options.timeout()) : deadline;
+        RedissonClient redisson = create(config, options.timeout(), redissonBy, STARTUP.allowance(), where);
+        STARTUP.connected();
         return new RedisLockBackend(redisson, true, options, where);
     }
 
     /**
-     * Redisson's connect. The configuration sizes Redisson's own attempts to fit in the timeout option;
-     * their timers start when Redisson opens its connections, so the client's own start-up (class
-     * loading, event loops: seconds in a cold JVM on a busy machine) is not charged to the server. This
-     * guard is only a backstop for whatever Redisson might do outside those timers, at twice the timeout
-     * plus {@link #STARTUP_ALLOWANCE}, and for a cluster one timeout after its first connection began (its
-     * seeds are tried one after another); it shuts down a client that connects only after we gave up.
+     * The server's part of connect, timed with this JVM's own sockets: a {@code PING} to each host (the
+     * server, the sentinels, the cluster's seeds) until one answers, within {@code timeout}.
      */
-    private static RedissonClient create(Config config, Duration timeout, String where) {
+    private static void probe(LockUri uri, Deadline deadline, Duration timeout, String where) {
+        try {
+            Startup.probe(uri.hosts(), deadline, PING, "Redis");
+        } catch (Startup.NoAnswer e) {
+            if (e.silent()) {
+                throw RedisConfigs.didNotAnswer(null, where + ": " + e.getMessage(), "while connecting", timeout, null);
+            }
+            throw new LockBackendUnavailableException(null, "could not reach Redis while connecting (" + where + "): "
+                    + e.getMessage(), null);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockException(null, "interrupted while connecting to " + where, e);
+        }
+    }
+
+    /**
+     * Redisson's connect, once the server answered the probe: within {@code by}, which is what is left
+     * of the timeout plus, while Redisson has never connected in this JVM, {@link Startup#ALLOWANCE} for
+     * its start-up (class loading, event loops: seconds in a cold JVM on a busy machine). Redisson's own
+     * timers (the connect timeout, the response timeout of its handshake) run through that start-up; one
+     * that fires while the allowance lasts is this JVM's slowness, not the server's silence, and
+     * Redisson is started again, now with its classes loaded. A cluster client tries its seeds one after
+     * another: its connect also ends one timeout (plus the allowance) after its first connection began.
+     * A client that connects only after we gave up is shut down.
+     */
+    private static RedissonClient create(Config config, Duration timeout, Deadline deadline, Duration allowance,
+            String where) {
+        while (true) {
+            try {
+                return createOnce(config, timeout, deadline.plus(allowance), allowance, where);
+            } catch (Retry retry) {
+                // Redisson's own timer fired during a cold start: try again while the allowance lasts
+            }
+        }
+    }
+
+    /** Redisson's own timer fired while the start-up allowance lasts. */
+    private static final class Retry extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Retry() {
+            super(null, null, false, false);
+        }
+    }
+
+    private static RedissonClient createOnce(Config config, Duration timeout, Deadline by, Duration allowance,
+            String where) {
         CompletableFuture<RedissonClient> created = new CompletableFuture<>();
         // A cluster client tries its seeds one after another, each within the connect timeout: the
         // connect ends one timeout after its first connection began, wherever Redisson is in its seed list.
@@ -166,11 +221,11 @@ public final class RedisLockProvider implements LockProviderFactory {
             }
         });
         connecting.start();
-        long backstop = System.nanoTime() + timeout.multipliedBy(2).plus(STARTUP_ALLOWANCE).toNanos();
         try {
             while (true) {
                 long first = firstConnectionAt.get();
-                long until = first == 0 ? backstop : Math.min(backstop, first + timeout.toNanos());
+                long until = first == 0 ? by.nanoTime()
+                        : Math.min(by.nanoTime(), first + timeout.plus(allowance).toNanos());
                 long left = until - System.nanoTime();
                 if (left <= 0) {
                     throw new TimeoutException();
@@ -188,11 +243,16 @@ public final class RedisLockProvider implements LockProviderFactory {
             }
             return created.join();
         } catch (ExecutionException e) {
+            // Redisson's own timeout, counted from a moment in its start-up: the server answered the probe,
+            // so while the start-up allowance lasts it gets another go, in a JVM that has loaded Redisson now
+            if (RedisConfigs.isTimeout(e.getCause()) && by.remainingNanos() > timeout.toNanos()) {
+                throw new Retry();
+            }
             throw RedisConfigs.translate(null, where, "while connecting", timeout, e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             created.completeExceptionally(e);
-            throw new io.latchkey.LockException(null, "interrupted while connecting to " + where, e);
+            throw new LockException(null, "interrupted while connecting to " + where, e);
         }
     }
 

@@ -147,5 +147,15 @@
  *
  * <p>Sentinels and cluster nodes report node addresses as they see them; clients behind NAT or outside
  * a container network map them with the {@code natMap} option.
+ *
+ * <p><b>Connect and a cold JVM</b> (contract rule 2, {@link io.latchkey.spi.Startup}): {@code timeout}
+ * is the server's. Connect first sends {@code PING} with the JDK's own sockets to the server (the
+ * sentinels, the cluster's seeds, in turn) and waits for any answer within {@code timeout}; then
+ * Redisson starts and connects within the rest of it (a cluster: one timeout from Redisson's first
+ * connection, as it tries the seeds one after another), plus a start-up allowance of 15 s while Redisson
+ * has never connected in this JVM. Redisson's own connect and handshake timers run through its
+ * start-up; one that fires while the allowance lasts is this JVM's slowness, and Redisson starts again,
+ * its classes loaded by then. A {@code rediss://} server takes the plaintext {@code PING} for a broken
+ * handshake and closes the connection, which counts as its answer (and may log a failed handshake).
  */
 package io.latchkey.redis;

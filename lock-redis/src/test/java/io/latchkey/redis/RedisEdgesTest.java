@@ -94,6 +94,45 @@ class RedisEdgesTest {
 
     // ---- bounds and messages of connect ----
 
+    /**
+     * A fresh JVM's connect is charged only for the server's time: four child JVMs started at once, each
+     * connecting with {@code lease=2s} and the longest timeout that lease leaves ({@code 666ms}, so that
+     * a renewal answered within it still finds the lease valid), all connect to the healthy server and
+     * take a lock. Their start-up (Redisson, Netty, four JVMs on a loaded machine) takes far longer
+     * than 666 ms; it is bounded by the child's own start-up guard, not by the timeout.
+     */
+    @Test
+    void four_fresh_jvms_connect_at_once_with_lease_2s_and_timeout_666ms() throws Exception {
+        String childUri = uri() + "?lease=2s&timeout=666ms";
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<ChildHolder>> children = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            children.add(POOL.submit(() -> {
+                go.await();
+                return ChildHolder.start(childUri);
+            }));
+        }
+        go.countDown();
+        try {
+            for (int i = 0; i < children.size(); i++) {
+                // a child that could not connect answers "error ..." and start() fails, quoting it
+                ChildHolder child = children.get(i).get(ChildHolder.STARTUP_GUARD.toMillis(), TimeUnit.MILLISECONDS);
+                ChildHolder.Reply got = child.acquire("cold-start:" + i + ":" + System.nanoTime(), Duration.ZERO,
+                        ChildHolder.STARTUP_GUARD);
+                assertThat(got.kind()).as("child JVM %d's first acquire of a free lock: %s", i, got).isEqualTo("acquired");
+            }
+        } finally {
+            for (Future<ChildHolder> f : children) {
+                try {
+                    ChildHolder c = f.get(ChildHolder.STARTUP_GUARD.toMillis(), TimeUnit.MILLISECONDS);
+                    c.close();
+                } catch (Exception e) {
+                    // failed to start: nothing to close; the assertion above reports it
+                }
+            }
+        }
+    }
+
     @Test
     void connect_to_a_listener_that_never_answers_fails_within_the_timeout() throws Exception {
         try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {

@@ -11,6 +11,7 @@ import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockProviderFactory;
 import io.latchkey.spi.LockUri;
+import io.latchkey.spi.Startup;
 import java.nio.charset.StandardCharsets;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -79,8 +80,9 @@ import org.slf4j.LoggerFactory;
  * unresolvable host, a refused port, a listener that accepts but never answers (a paused server), a
  * server that closes the connection (no quorum). The probe and Curator's session share that one
  * {@code timeout} (only this JVM's own time is added to it: loading the client's classes, on a thread
- * of its own while the probe runs, and building and starting Curator), so a server
- * that answers the probe and then freezes fails connect within {@code timeout} too. Closing a Curator
+ * of its own while the probe runs, building and starting Curator, and, while Curator has never
+ * connected in this JVM, the start-up allowance of {@link Startup}), so a server that answers the
+ * probe and then freezes fails connect within {@code timeout} too, plus that allowance in a cold JVM. Closing a Curator
  * client whose server stopped answering would wait out ZooKeeper's own connection timeout; it is cut
  * off at {@code timeout}. An acquire waits for each answer at most until its deadline plus
  * {@code timeout}.
@@ -101,6 +103,8 @@ import org.slf4j.LoggerFactory;
 public final class ZooKeeperLockProvider implements LockProviderFactory {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockProvider.class);
+    /** Whether Curator has connected in this JVM yet: the start-up allowance of connect, see {@link Startup}. */
+    private static final Startup STARTUP = new Startup();
     static final String BACKEND = "zookeeper";
 
     /** Found by {@link java.util.ServiceLoader}; does nothing. */
@@ -207,8 +211,9 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
             builder.authorization("digest", (options.username() + ":" + options.password()).getBytes(StandardCharsets.UTF_8));
         }
         // The server gets the timeout once, the probe and the session together: a server that answered the
-        // probe and then froze fails connect within the timeout. What this JVM spends loading ZooKeeper's
-        // and Curator's classes and building and starting Curator is its own and not charged.
+        // probe and then froze fails connect within the timeout (plus the start-up allowance while Curator
+        // has never connected in this JVM, see Startup). What this JVM spends loading ZooKeeper's and
+        // Curator's classes and building and starting Curator is its own and not charged.
         long building = System.nanoTime();
         try {
             Sessions.awaitPreload(preloading, options.timeout());
@@ -218,8 +223,11 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
         }
         CuratorFramework curator = builder.build();
         curator.start();
-        Deadline connecting = deadline.plus(Duration.ofNanos(System.nanoTime() - building));
+        // the session's handshake and the base path's requests are answered in Curator's and ZooKeeper's
+        // threads, which a cold JVM is still loading classes in: the start-up allowance covers that
+        Deadline connecting = deadline.plus(Duration.ofNanos(System.nanoTime() - building)).plus(STARTUP.allowance());
         ZooKeeperBackend backend = open(curator, true, base, options, shown, connecting);
+        STARTUP.connected();
         long negotiated = Sessions.negotiated(curator).toMillis();
         if (negotiated != session.toMillis()) {
             log.info("zookeeper at {} negotiated a session timeout of {} for a requested {} (lease {} minus a tick of {}):"

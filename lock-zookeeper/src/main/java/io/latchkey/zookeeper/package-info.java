@@ -89,5 +89,12 @@
  * session expires. Its waits also run on Curator's blocking calls rather than within the caller's
  * deadline plus {@code timeout}. So the semaphore is a recipe of its own beside the lock's, sharing the
  * lock's lease, evidence, session and bounds machinery.
+ *
+ * <p><b>Connect and a cold JVM</b> (contract rule 2, {@link io.latchkey.spi.Startup}): {@code timeout}
+ * is the server's. Connect first runs its own session handshake ({@code ServerProbe}) with the JDK's
+ * sockets within {@code timeout}; then Curator opens its session and prepares the base path within
+ * the rest of it (the time spent loading and building Curator not counted), plus a start-up allowance
+ * of 15 s while Curator has never connected in this JVM: a server that answers the probe and then
+ * freezes fails connect within {@code timeout} in a warm JVM.
  */
 package io.latchkey.zookeeper;
