@@ -73,12 +73,25 @@ final class Grant {
             local.grant = null;
             local.owner = null;
         }
+        // asked before close(), which ends validity too: a lease whose deadline passed is lost, even if the
+        // timer that says so has not run yet (a process that was paused runs this first)
+        boolean lost = validity.loss() != null;
         validity.close();
         long endedAt = System.nanoTime();
         Duration held = Duration.ofNanos(endedAt - grantedAt);
         client.emit(local.name, l -> l.released(local.name, held));
         long linger = atLeastUntil - endedAt;
         if (hasAtLeast && !skipAtLeast && linger > 0 && handOverOrLinger(linger, clientClosing)) {
+            return;
+        }
+        if (lost) {
+            // closing a lost lease is no error: its release is a courtesy to the next holder, and a backend
+            // that cannot confirm it (the session or key is gone, the network still cut) is one WARN line
+            try {
+                releaseBackendQuietly();
+            } finally {
+                finish();
+            }
             return;
         }
         try {

@@ -81,9 +81,12 @@ final class PermitGrant implements SemaphoreLease {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        boolean lost = validity.loss() != null; // before close(): see Grant.end
         validity.close();
         try {
-            if (backendReleased.compareAndSet(false, true)) {
+            if (lost) {
+                releaseBackendQuietly();
+            } else if (backendReleased.compareAndSet(false, true)) {
                 permit.release();
             }
         } finally {
