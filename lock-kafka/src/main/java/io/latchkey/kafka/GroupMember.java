@@ -277,42 +277,101 @@ final class GroupMember implements PermitLease {
      * Waits until this member is assigned the partition. After the deadline it still waits for the
      * first rebalance it takes part in, so that even a zero wait asks the group once.
      *
-     * @return false if the lock stayed held until the deadline
+     * <p>A member of a semaphore stays longer while a permit is free, so that members joining together
+     * with a zero wait are all granted one: a member that joined a moment after another lands in the
+     * next rebalance, whose join phase waits for the holders, and they rejoin only {@code rejoinDelayNanos}
+     * after they heard of it. Past the deadline such a member asks the coordinator how many members hold
+     * a partition (at the end of a rebalance that did not grant it, or half the timeout after the deadline
+     * if none ended); with all permits held it gives up, else it stays for the rebalance in flight until
+     * {@link #stayNanos()} after the deadline.
+     *
+     * @return false if the lock (every permit) stayed held until the deadline
      */
     boolean awaitGrant(long deadlineNanos) throws InterruptedException {
         long joinDeadline = deadlineNanos + timeoutNanos / 2;
-        synchronized (state) {
-            while (true) {
-                if (failure != null) {
-                    throw translate(failure);
+        long stayDeadline = deadlineNanos + stayNanos();
+        boolean staying = false; // a permit was free at the last look past the deadline
+        int looked = 0; // the rebalances ended at that look
+        while (true) {
+            int ended;
+            synchronized (state) {
+                while (true) {
+                    if (failure != null) {
+                        throw translate(failure);
+                    }
+                    if (granted) {
+                        return true;
+                    }
+                    long now = System.nanoTime();
+                    if (now - deadlineNanos >= 0 && rebalances > looked) {
+                        break;
+                    }
+                    long until = now - deadlineNanos < 0 ? deadlineNanos : staying ? stayDeadline : joinDeadline;
+                    if (now - until >= 0) {
+                        break;
+                    }
+                    TimeUnit.NANOSECONDS.timedWait(state, Math.max(1, until - now));
                 }
-                if (granted) {
-                    return true;
-                }
-                long now = System.nanoTime();
-                if (now - deadlineNanos >= 0 && rebalances > 0) {
-                    return false;
-                }
-                if (now - joinDeadline >= 0) {
-                    break;
-                }
-                long until = now - deadlineNanos < 0 ? deadlineNanos : joinDeadline;
-                TimeUnit.NANOSECONDS.timedWait(state, Math.max(1, until - now));
+                ended = rebalances;
             }
+            if (permits == 0) {
+                break;
+            }
+            long now = System.nanoTime();
+            if (staying && now - stayDeadline >= 0) {
+                return false; // the rebalance in flight did not end in time (a silent member holds it up)
+            }
+            long bound = staying ? Math.min(timeoutNanos / 2, stayDeadline - now) : timeoutNanos / 2;
+            int holders = backend.holders(lockName, topic, bound);
+            if (holders < 0 && ended == 0 && !staying) {
+                throw unavailable(deadlineNanos); // no rebalance, no answer: the coordinator may be gone
+            }
+            if (holders < 0 || holders >= permits || System.nanoTime() - stayDeadline >= 0) {
+                return false;
+            }
+            if (!staying) {
+                log.debug("{}: member {} stays for the rebalance of group '{}' in flight: {} of {} permits are held",
+                        what, clientId, topic, holders, permits);
+            }
+            staying = true;
+            looked = ended;
+        }
+        if (rebalances() > 0) {
+            return false;
         }
         // No rebalance finished in time: either a silent holder keeps the group's rebalance waiting
         // (until its session expires), or the coordinator is gone.
         if (backend.coordinatorAnswers(lockName, topic, timeoutNanos / 2)) {
             return false;
         }
+        throw unavailable(deadlineNanos);
+    }
+
+    /** Why an acquire that neither joined a rebalance nor heard the coordinator in time failed. */
+    private LockBackendUnavailableException unavailable(long deadlineNanos) {
         String paused = KafkaLockBackend.pausedFor(Deadline.atNanoTime(deadlineNanos), Duration.ofNanos(timeoutNanos));
         if (paused != null) {
-            throw new LockBackendUnavailableException(lockName, "acquiring " + what + " (kafka topic '" + topic
+            return new LockBackendUnavailableException(lockName, "acquiring " + what + " (kafka topic '" + topic
                     + "') gave up: " + paused, null);
         }
-        throw new LockBackendUnavailableException(lockName, "the group coordinator of kafka topic '" + topic
+        return new LockBackendUnavailableException(lockName, "the group coordinator of kafka topic '" + topic
                 + "' (" + what + ") did not answer within " + Durations.format(backend.options().timeout())
                 + "; check that the brokers run and that the __consumer_offsets topic has leaders", null);
+    }
+
+    /**
+     * How long past its deadline a semaphore's member stays for a rebalance while a permit is free: the
+     * holders hear of the rebalance at their next heartbeat and rejoin {@code rejoinDelayNanos} later,
+     * and half the timeout covers this member's own join and the round trips of the join and sync phases.
+     */
+    long stayNanos() {
+        return permits == 0 ? timeoutNanos / 2 : Math.max(timeoutNanos / 2, heartbeatNanos + rejoinDelayNanos + timeoutNanos / 2);
+    }
+
+    private int rebalances() {
+        synchronized (state) {
+            return rebalances;
+        }
     }
 
     private RuntimeException translate(Throwable e) {

@@ -487,17 +487,25 @@ final class KafkaLockBackend implements SemaphoreBackend {
      * the lock counts as held; if not, the backend is unavailable.
      */
     boolean coordinatorAnswers(String lockName, String groupId, long timeoutNanos) throws InterruptedException {
+        return holders(lockName, groupId, timeoutNanos) >= 0;
+    }
+
+    /**
+     * The number of members of group {@code groupId} the coordinator counts as assigned a partition
+     * (holders of the lock or of permits), or -1 if it did not answer within {@code timeoutNanos}.
+     */
+    int holders(String lockName, String groupId, long timeoutNanos) throws InterruptedException {
         try {
-            admin.describeConsumerGroups(List.of(groupId)).all().get(timeoutNanos, TimeUnit.NANOSECONDS);
-            return true;
+            return (int) admin.describeConsumerGroups(List.of(groupId)).all().get(timeoutNanos, TimeUnit.NANOSECONDS)
+                    .get(groupId).members().stream().filter(m -> !m.assignment().topicPartitions().isEmpty()).count();
         } catch (ExecutionException e) {
             LockException refused = authorizationFailure(lockName, "DESCRIBE group '" + groupId + "'", e);
             if (refused != null) {
                 throw refused;
             }
-            return false;
+            return -1;
         } catch (TimeoutException e) {
-            return false;
+            return -1;
         }
     }
 

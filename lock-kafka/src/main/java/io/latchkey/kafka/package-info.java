@@ -19,7 +19,8 @@
  *   <li><b>Members.</b> One consumer and one polling thread per contender, from its join until it
  *       leaves. Waiters stay in the group until they are assigned the partition or their wait ends;
  *       holders poll on while the business code runs, so {@code max.poll.interval.ms} never expels
- *       them. A zero wait still joins once and waits for that rebalance. Release closes the consumer,
+ *       them. A zero wait still joins once and waits for that rebalance (a semaphore's member may stay for one
+ *       more, below). Release closes the consumer,
  *       which leaves the group at once. That is the protocol's cost, and it is per contender, not per
  *       client: each holder and each
  *       waiter is one {@code KafkaConsumer} with its polling thread ({@code latchkey-kafka-<topic>-<n>}),
@@ -135,8 +136,26 @@
  *       remains: a holder that goes silent in the last part of another holder's delay can still cost
  *       that one its permit; a loss signal, never two valid holders of a slot. {@code handover=rejoin}
  *       applies to locks only.</li>
+ *   <li><b>A short wait beside holders.</b> Members that join a moment apart land in successive
+ *       rebalances, and a rebalance while permits are held ends only when the holders rejoin, their delay
+ *       (above) after they heard of it at their next heartbeat. A member whose wait ended without a permit
+ *       therefore asks the coordinator how many members hold one (DESCRIBE of the group, at the end of a
+ *       rebalance that did not grant it, or half the timeout after the deadline if none ended): with all
+ *       {@code N} held it gives up; with one free it stays for the rebalance in flight, so that members
+ *       starting together with a zero wait are all granted while permits last. Bounds, for
+ *       {@code tryAcquire(wait)}: on a full semaphore {@code wait + timeout}, as every backend; with a
+ *       permit free, {@code wait} plus the longer of {@code timeout} and one rebalance, the heartbeat
+ *       interval + the holders' rejoin delay + half the timeout. With the contract's options (lease 6 s,
+ *       heartbeat 50 ms) that is 3.8 s, within the timeout; with the defaults (lease 30 s, heartbeat 1 s,
+ *       rejoin delay 6.5 s) 10 s, twice the timeout: the price of holders that outlast a silent member
+ *       before they rejoin. If the rebalance does not end by then (a silent member holds up its join
+ *       phase) the call is empty. A lock's holders rejoin at once, so a lock's zero wait keeps the
+ *       {@code timeout} bound and asks the coordinator only if no rebalance ended in half of it
+ *       ({@code KafkaSemaphoreTest.zeroWaitBesideAHolderWithTheDefaultOptions},
+ *       {@code KafkaLockTest.zeroWaitOnAFreeLock}).</li>
  *   <li><b>Cost and what stays.</b> A known semaphore name costs no admin request; an acquire is the
- *       member's join and one marker ({@code KafkaCostTest.knownSemaphoreCostsNoAdminRequest}). After
+ *       member's join and one marker ({@code KafkaCostTest.knownSemaphoreCostsNoAdminRequest}); a try that
+ *       ends without a permit adds a DESCRIBE of the group, one per rebalance it stays for. After
  *       release the member is gone; the topic (with its partitions), the group until the broker
  *       expires it empty, the markers in the token topic and the cache entry stay
  *       ({@code KafkaSemaphoreTest}).</li>

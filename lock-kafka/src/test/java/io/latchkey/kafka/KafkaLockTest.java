@@ -35,6 +35,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -348,5 +349,39 @@ class KafkaLockTest {
         holder.recordCompletedSlot(nextNight);
         assertThat(holder.lastCompletedSlot()).as("the holder's own record counts").contains(nextNight);
         assertThat(second.isValid()).isTrue();
+    }
+
+    @Test
+    @Tag("zero-wait")
+    @DisplayName("with the default options and a zero wait a lone member is granted a free lock, and of two members"
+            + " starting together exactly one, within the timeout")
+    void zeroWaitOnAFreeLock() throws Exception {
+        LockOptions defaults = LockOptions.builder().build();
+        Properties p = new Properties();
+        p.put("bootstrap.servers", server.bootstrapServers());
+        for (int i = 0; i < 3; i++) {
+            LockClient lone = track(KafkaLockProvider.newClient(p, defaults));
+            assertThat(lone.lock(name("zero-wait-lone")).tryLock(Duration.ZERO)).as("a lone tryLock(0), round %d", i)
+                    .map(this::track).isPresent();
+        }
+        String name = name("zero-wait-two");
+        LockClient a = track(KafkaLockProvider.newClient(p, defaults));
+        LockClient b = track(KafkaLockProvider.newClient(p, defaults));
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        track(pool::shutdownNow);
+        java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+        List<Future<Optional<Lease>>> tries = new ArrayList<>();
+        for (LockClient c : List.of(a, b)) {
+            tries.add(pool.submit(() -> {
+                start.await();
+                return c.lock(name).tryLock(Duration.ZERO).map(this::track);
+            }));
+        }
+        start.countDown();
+        int granted = 0;
+        for (Future<Optional<Lease>> f : tries) {
+            granted += f.get(defaults.timeout().plus(slack()).toMillis(), TimeUnit.MILLISECONDS).isPresent() ? 1 : 0;
+        }
+        assertThat(granted).as("members of two clients granted the free lock with a zero wait at once").isEqualTo(1);
     }
 }

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -67,9 +68,13 @@ class KafkaSemaphoreTest {
     }
 
     private LockClient client() {
+        return client(OPTIONS);
+    }
+
+    private LockClient client(LockOptions options) {
         Properties p = new Properties();
         p.put("bootstrap.servers", server.bootstrapServers());
-        return track(KafkaLockProvider.newClient(p, OPTIONS));
+        return track(KafkaLockProvider.newClient(p, options));
     }
 
     private static String name(String tag) {
@@ -82,6 +87,34 @@ class KafkaSemaphoreTest {
 
     private static int members(String group) throws Exception {
         return admin.describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group).members().size();
+    }
+
+    @Test
+    @Tag("zero-wait")
+    @DisplayName("with the default options a zero wait is granted the permit free beside a holder, within heartbeat +"
+            + " the holders' rejoin delay + half the timeout, and on a full semaphore is empty within the timeout")
+    void zeroWaitBesideAHolderWithTheDefaultOptions() throws Exception {
+        LockOptions defaults = LockOptions.builder().build();
+        Duration heartbeat = Duration.ofSeconds(1); // lease / 6, at most 1 s: KafkaLockBackend's default
+        Duration rejoinDelay = defaults.safetyMargin().plus(heartbeat.multipliedBy(3)).plus(defaults.timeout().dividedBy(10));
+        Duration slack = defaults.safetyMargin().compareTo(defaults.timeout().dividedBy(2)) > 0
+                ? defaults.safetyMargin() : defaults.timeout().dividedBy(2);
+        String name = name("zero-wait-defaults");
+        track(client(defaults).semaphore(name, 2).tryAcquire(Duration.ZERO).orElseThrow(
+                () -> new AssertionError("no permit of a free semaphore with a zero wait")));
+
+        long start = System.nanoTime();
+        SemaphoreLease second = track(client(defaults).semaphore(name, 2).tryAcquire(Duration.ZERO).orElseThrow(
+                () -> new AssertionError("no permit with a zero wait while one of two was free")));
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        assertThat(second.isValid()).isTrue();
+        assertThat(took).as("a zero wait granted the free permit beside a holder")
+                .isLessThanOrEqualTo(heartbeat.plus(rejoinDelay).plus(defaults.timeout().dividedBy(2)).plus(slack));
+
+        start = System.nanoTime();
+        assertThat(client(defaults).semaphore(name, 2).tryAcquire(Duration.ZERO)).as("a zero wait on a full semaphore").isEmpty();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("a zero wait on a full semaphore")
+                .isLessThanOrEqualTo(defaults.timeout().plus(slack));
     }
 
     @Test

@@ -5,11 +5,20 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.latchkey.DistributedSemaphore;
 import io.latchkey.LockClient;
+import io.latchkey.LockOptions;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.testkit.fault.ChildHolder;
+import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -49,6 +58,50 @@ abstract class SemaphorePermitTests extends SemaphoreGroup {
                 .hasMessageContaining("permits");
         assertThatThrownBy(() -> client.semaphore(name(), -2)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> client.semaphore(name(), 1001)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    @Tag("zero-wait")
+    @DisplayName("N members of separate clients starting together with a zero wait on N free permits are all granted,"
+            + " each on its own slot, each within timeout")
+    void membersStartingTogetherWithZeroWaitAreAllGranted() throws Exception {
+        int permits = 3;
+        String name = name();
+        // The library's default lease, as a command line's `latchkey run` has it: a backend whose grant to a
+        // member that joins beside a holder waits on the holders' own cadence, which grows with the lease (and
+        // its default safety margin), shows it here; the contract's short lease would hide it.
+        LockOptions options = options().toBuilder().lease(LockOptions.builder().build().lease()).build();
+        URI uri = URI.create(contract().server().uri(contract().server().endpoints()));
+        List<DistributedSemaphore> semaphores = new ArrayList<>();
+        for (int i = 0; i < permits; i++) {
+            semaphores.add(track(LockClient.connect(uri, options)).semaphore(name, permits));
+        }
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<Optional<SemaphoreLease>>> results = new ArrayList<>();
+        List<Duration> took = new ArrayList<>();
+        for (DistributedSemaphore semaphore : semaphores) {
+            results.add(executor().submit(() -> {
+                start.await();
+                long began = System.nanoTime();
+                Optional<SemaphoreLease> lease = semaphore.tryAcquire(Duration.ZERO);
+                lease.ifPresent(this::track);
+                synchronized (took) {
+                    took.add(Duration.ofNanos(System.nanoTime() - began));
+                }
+                return lease;
+            }));
+        }
+        start.countDown();
+
+        Set<Integer> slots = new HashSet<>();
+        for (int i = 0; i < permits; i++) {
+            Optional<SemaphoreLease> lease = await(results.get(i), tryBound(Duration.ZERO), "tryAcquire(0) of member " + i);
+            assertThat(lease).as("member %d of %d starting together with a zero wait on %d free permits", i, permits, permits)
+                    .isPresent();
+            slots.add(lease.get().slot());
+        }
+        assertThat(slots).as("slots of the members").hasSize(permits);
+        assertThat(took).as("time of each tryAcquire(0)").allSatisfy(d -> assertThat(d).isLessThanOrEqualTo(tryBound(Duration.ZERO)));
     }
 
     @Test
