@@ -3,6 +3,7 @@ package io.latchkey.cli;
 import io.latchkey.testkit.fault.CuttableUri;
 import io.latchkey.testkit.kafka.KafkaServer;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -12,10 +13,17 @@ import org.junit.jupiter.api.DisplayName;
  * {@code latchkey run} against a Kafka broker in a container from the test kit, one broker for the
  * class, at the backend's default heartbeat (a sixth of the lease). Kafka clients follow the listeners
  * the broker advertises, so a cut goes through one of the broker's proxied listeners.
+ *
+ * <p>The timeout is 2s, not the other backends' 1s: the first run on a new name creates its topic and
+ * joins a new group, and a zero {@code --wait} is granted the free lock only if that join ends within
+ * the timeout (Kafka's package documentation gives the bound); the lease grows to 4s to stay above
+ * timeout plus margin.
  */
 @DisplayName("latchkey run on Kafka")
 class KafkaRunCommandTest extends RunCommandContract {
 
+    private static final String KAFKA_QUERY = "lease=4s&timeout=2s";
+    private static final Duration KAFKA_LEASE = Duration.ofSeconds(4);
     private static KafkaServer kafka;
 
     @BeforeAll
@@ -37,12 +45,17 @@ class KafkaRunCommandTest extends RunCommandContract {
 
     @Override
     String uri(InetSocketAddress endpoint) {
-        return kafka.uri(List.of(endpoint)) + "?" + QUERY;
+        return kafka.uri(List.of(endpoint)) + "?" + KAFKA_QUERY;
+    }
+
+    @Override
+    Duration lease() {
+        return KAFKA_LEASE;
     }
 
     @Override
     CuttableUri newCuttableUri() {
         CuttableUri proxied = kafka.cuttableUri();
-        return CuttableUri.of(proxied.uri() + "?" + QUERY, proxied::cut, proxied::restore, proxied::close);
+        return CuttableUri.of(proxied.uri() + "?" + KAFKA_QUERY, proxied::cut, proxied::restore, proxied::close);
     }
 }

@@ -277,6 +277,10 @@ final class GroupMember implements PermitLease {
      * Waits until this member is assigned the partition. After the deadline it still waits for the
      * first rebalance it takes part in, so that even a zero wait asks the group once.
      *
+     * <p>A lock's member whose own join has not finished by then (a new name's topic, the group's first
+     * join, a slow start) asks the coordinator whether anyone holds the partition, and while no one does it
+     * stays for its join until a whole timeout after the deadline: a free lock is never reported as held.
+     *
      * <p>A member of a semaphore stays longer while a permit is free, so that members joining together
      * with a zero wait are all granted one: a member that joined a moment after another lands in the
      * next rebalance, whose join phase waits for the holders, and they rejoin only {@code rejoinDelayNanos}
@@ -314,9 +318,6 @@ final class GroupMember implements PermitLease {
                 }
                 ended = rebalances;
             }
-            if (permits == 0) {
-                break;
-            }
             long now = System.nanoTime();
             if (staying && now - stayDeadline >= 0) {
                 return false; // the rebalance in flight did not end in time (a silent member holds it up)
@@ -326,7 +327,7 @@ final class GroupMember implements PermitLease {
             if (holders < 0 && ended == 0 && !staying) {
                 throw unavailable(deadlineNanos); // no rebalance, no answer: the coordinator may be gone
             }
-            if (holders < 0 || holders >= permits || System.nanoTime() - stayDeadline >= 0) {
+            if (holders < 0 || holders >= Math.max(1, permits) || System.nanoTime() - stayDeadline >= 0) {
                 return false;
             }
             if (!staying) {
@@ -336,15 +337,6 @@ final class GroupMember implements PermitLease {
             staying = true;
             looked = ended;
         }
-        if (rebalances() > 0) {
-            return false;
-        }
-        // No rebalance finished in time: either a silent holder keeps the group's rebalance waiting
-        // (until its session expires), or the coordinator is gone.
-        if (backend.coordinatorAnswers(lockName, topic, timeoutNanos / 2)) {
-            return false;
-        }
-        throw unavailable(deadlineNanos);
     }
 
     /** Why an acquire that neither joined a rebalance nor heard the coordinator in time failed. */
@@ -360,18 +352,13 @@ final class GroupMember implements PermitLease {
     }
 
     /**
-     * How long past its deadline a semaphore's member stays for a rebalance while a permit is free: the
+     * How long past its deadline a member stays for a rebalance while the lock or a permit is free: for a
+     * lock, the timeout (its own join); for a semaphore's member, the
      * holders hear of the rebalance at their next heartbeat and rejoin {@code rejoinDelayNanos} later,
      * and half the timeout covers this member's own join and the round trips of the join and sync phases.
      */
     long stayNanos() {
-        return permits == 0 ? timeoutNanos / 2 : Math.max(timeoutNanos / 2, heartbeatNanos + rejoinDelayNanos + timeoutNanos / 2);
-    }
-
-    private int rebalances() {
-        synchronized (state) {
-            return rebalances;
-        }
+        return permits == 0 ? timeoutNanos : Math.max(timeoutNanos / 2, heartbeatNanos + rejoinDelayNanos + timeoutNanos / 2);
     }
 
     private RuntimeException translate(Throwable e) {

@@ -482,15 +482,6 @@ final class KafkaLockBackend implements SemaphoreBackend {
     }
 
     /**
-     * Asked by a member that joined no rebalance by its deadline: whether the group coordinator
-     * answers at all. If it does, the group is busy (a silent holder keeps the rebalance waiting) and
-     * the lock counts as held; if not, the backend is unavailable.
-     */
-    boolean coordinatorAnswers(String lockName, String groupId, long timeoutNanos) throws InterruptedException {
-        return holders(lockName, groupId, timeoutNanos) >= 0;
-    }
-
-    /**
      * The number of members of group {@code groupId} the coordinator counts as assigned a partition
      * (holders of the lock or of permits), or -1 if it did not answer within {@code timeoutNanos}.
      */
