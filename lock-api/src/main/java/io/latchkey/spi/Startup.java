@@ -112,7 +112,9 @@ public final class Startup {
                 ask(host, share, hello);
                 return host;
             } catch (UnknownHostException e) {
-                reasons.add("host '" + host.host() + "' does not resolve; check the host name");
+                // with one host the caller's message names it already: named once, the advice fits the cause
+                reasons.add(hosts.size() == 1 ? "the host does not resolve; check the host name"
+                        : "host '" + host.host() + "' does not resolve; check the host name");
             } catch (ConnectException e) {
                 reasons.add(at + "connection refused, nothing listens there; check the host and port, and check that "
                         + server + " runs there");

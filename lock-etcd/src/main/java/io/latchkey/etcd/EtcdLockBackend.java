@@ -168,7 +168,8 @@ final class EtcdLockBackend implements SemaphoreBackend {
             }
         }
         Deadline by = deadline.plus(STARTUP.allowance());
-        Duration bound = Duration.ofNanos(by.nanoTime() - start);
+        // whole milliseconds, as the options are written: the message quotes it
+        Duration bound = Duration.ofMillis(Math.max(0, (by.nanoTime() - start + 500_000) / 1_000_000));
         await(by, bound, start, "reading namespace '" + namespace + "'", client.getKVClient().get(bytes(namespace),
                 GetOption.builder().isPrefix(true).withCountOnly(true).build()));
         long sentAt = System.nanoTime();

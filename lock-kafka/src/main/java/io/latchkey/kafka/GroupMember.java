@@ -127,6 +127,9 @@ final class GroupMember implements PermitLease {
     /** Set by the polling thread when leaving the group could not be confirmed; thrown by {@link #release()}. */
     private volatile LockBackendUnavailableException leaveFailure;
 
+    /** Whether this client used the lock's name before (its topic known): set before the member starts. */
+    boolean knownName;
+
     GroupMember(KafkaLockBackend backend, String lockName, String topic, int n, LeaseEvidence evidence) {
         this(backend, lockName, topic, n, 0, evidence);
     }
@@ -317,6 +320,13 @@ final class GroupMember implements PermitLease {
                     TimeUnit.NANOSECONDS.timedWait(state, Math.max(1, until - now));
                 }
                 ended = rebalances;
+            }
+            if (permits == 0 && ended > looked && knownName) {
+                // a rebalance this member took part in ended and gave the lock's one partition to another
+                // member: held, known without asking the coordinator (a known name costs no admin request).
+                // On a name this client has not used yet the group may have been assigned before the new
+                // topic's metadata reached it, which gives the partition to no one: that one asks.
+                return false;
             }
             long now = System.nanoTime();
             if (staying && now - stayDeadline >= 0) {

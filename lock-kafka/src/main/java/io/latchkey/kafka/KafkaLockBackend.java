@@ -403,12 +403,14 @@ final class KafkaLockBackend implements SemaphoreBackend {
     @Override
     public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         String topic = topic(lockName);
-        if (knownTopics.get(topic) == null) {
+        boolean known = knownTopics.get(topic) != null;
+        if (!known) {
             ensureTopic(lockName, topic, 0);
             knownTopics.put(topic, 1);
         }
         ensureTokenTopic(lockName);
         GroupMember member = new GroupMember(this, lockName, topic, MEMBERS.incrementAndGet(), evidence);
+        member.knownName = known;
         return await(member, topic, deadline);
     }
 
