@@ -26,7 +26,10 @@ class DemoCommandTest {
         int status = demo.await(duration.plus(Duration.ofSeconds(3 * (9 + 15))));
         String out = demo.stdout();
         assertThat(status).as(out + demo.stderr()).isZero();
+        // each lease from its grant to the earliest of lost(), its release and the latest deadline it claimed
         assertThat(number(out, "overlapping valid leases")).as(out).isZero();
+        // shown apart from overlaps, and not bounded here: a loss with no fault is no breach of mutual exclusion
+        assertThat(number(out, "spurious losses")).as(out).isNotNegative();
         assertThat(number(out, "failovers")).as(out).isGreaterThanOrEqualTo(1);
         assertThat(number(out, "stale writes refused")).as(out).isGreaterThanOrEqualTo(1);
         assertThat(out).contains("tokens increase with grants  yes").doesNotContain("\033[");

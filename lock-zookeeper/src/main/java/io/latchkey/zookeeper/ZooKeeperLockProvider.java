@@ -27,7 +27,7 @@ import java.util.stream.Collectors;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
-import org.apache.curator.retry.RetryUntilElapsed;
+import org.apache.curator.retry.RetryForever;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooDefs;
@@ -202,8 +202,16 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
                 .connectString(uri.hosts().stream().map(LockUri.HostAndPort::toString).collect(Collectors.joining(",")))
                 .sessionTimeoutMs(millis(session))
                 .connectionTimeoutMs(millis(options.timeout()))
-                .retryPolicy(new RetryUntilElapsed(millis(options.timeout()),
-                        Math.max(50, Math.min(1000, millis(options.timeout()) / 10))))
+                // Curator retries a request lost with the connection until it is answered; every caller of this
+                // backend waits at most its own bound and leaves the request behind. A policy that gives up is
+                // not harmless here: each request Curator gives up on with a connection loss makes it report
+                // SUSPENDED, even when the connection came back in the meantime, and nothing reports RECONNECTED
+                // then; a session timeout later Curator expires that live session itself (its simulated session
+                // expiration), losing every lock and queue place of the client, and the requests that failed with
+                // it do the same again. After a cut longer than the session that never stopped: the protected
+                // creates of acquires retried during the cut leave Curator a search for their nodes that retries
+                // itself without end, and every new session was expired a session timeout after it began.
+                .retryPolicy(new RetryForever(Math.max(50, Math.min(1000, millis(options.timeout()) / 10))))
                 // the ensemble's own view of its addresses is not what this client reaches (containers, NAT)
                 .ensembleTracker(false)
                 .threadFactory(DaemonThreads.factory("latchkey-zookeeper-curator"));

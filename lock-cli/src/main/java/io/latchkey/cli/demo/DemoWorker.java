@@ -91,13 +91,20 @@ public final class DemoWorker {
     private void hold(Lease lease, PrintWriter toStore, BufferedReader fromStore) throws IOException, InterruptedException {
         long token = lease.fencingToken();
         long granted = System.nanoTime();
-        report("GRANT", token, granted + lease.remaining().toNanos());
+        long atGrant = lease.remaining().toNanos();
+        report("GRANT", token, System.nanoTime() + atGrant);
+        // the moment the library signals the loss ends the lease for the demo's checker, not this
+        // worker's next look, which may come a write interval later
+        lease.lost().thenAccept(e -> report("LOSS", token, e.reason().ordinal()));
         // longer than the lease: the holder lives on renewals, as a real nightly job would
         long end = granted + Duration.ofMillis(3500 + ThreadLocalRandom.current().nextInt(1000)).toNanos();
         long lastLook = granted;
         while (true) {
             long now = System.nanoTime();
             long left = lease.remaining().toNanos();
+            // the deadline claimed, counted from after remaining() returned: the checker's interval
+            // is then never shorter than the claim
+            long claimed = System.nanoTime() + left;
             long gap = now - lastLook;
             lastLook = now;
             if (left <= 0 || !lease.isValid()) {
@@ -113,7 +120,7 @@ public final class DemoWorker {
             if (now - end >= 0) {
                 break;
             }
-            report("VALID", token, now + left);
+            report("VALID", token, claimed);
             write(token, toStore, fromStore);
             Thread.sleep(WRITE_EVERY_MS);
         }
