@@ -227,4 +227,15 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
             return LockContract.this;
         }
     }
+
+    @Nested
+    @Order(17)
+    @DisplayName("1, 7, 8 under random faults: child JVMs killed, stopped, cut, the server paused and restarted;"
+            + " claimed leases never overlap (seed: -Dlatchkey.randomized.seed)")
+    class RandomizedFaults extends RandomizedFaultsTests {
+        @Override
+        LockContract<?> contract() {
+            return LockContract.this;
+        }
+    }
 }

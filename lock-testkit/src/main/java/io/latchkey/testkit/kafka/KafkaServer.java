@@ -2,6 +2,8 @@ package io.latchkey.testkit.kafka;
 
 import io.latchkey.LockClient;
 import io.latchkey.testkit.LockServer;
+import io.latchkey.testkit.fault.ChildHolder;
+import io.latchkey.testkit.fault.CuttableChild;
 import io.latchkey.testkit.fault.CuttableClient;
 import io.latchkey.testkit.fault.TcpProxy;
 import java.net.InetSocketAddress;
@@ -84,6 +86,23 @@ public final class KafkaServer implements LockServer {
      * @throws IllegalStateException if {@value #PROXIED_LISTENERS} such clients are open already
      */
     public CuttableClient cuttableClient(Function<String, LockClient> connect) {
+        return throughFreeProxy((proxy, giveBack) -> CuttableClient.of(connect.apply(uriOf(List.of(proxy.endpoint()))),
+                proxy::cut, proxy::restore, giveBack::run));
+    }
+
+    /**
+     * A holder in a child JVM that reaches the broker only through a TCP proxy, for the randomized
+     * faults; it takes one of the {@value #PROXIED_LISTENERS} proxied listeners, as {@link #cuttableClient} does.
+     *
+     * @param start starts a child that connects with the URI it is given (the options are the caller's to add)
+     * @throws IllegalStateException if {@value #PROXIED_LISTENERS} cuttable clients or children are open already
+     */
+    public CuttableChild cuttableChild(Function<String, ChildHolder> start) {
+        return throughFreeProxy((proxy, giveBack) -> CuttableChild.of(start.apply(uriOf(List.of(proxy.endpoint()))),
+                proxy::cut, proxy::restore, giveBack::run));
+    }
+
+    private <T> T throughFreeProxy(java.util.function.BiFunction<TcpProxy, Runnable, T> use) {
         TcpProxy proxy;
         synchronized (freeProxies) {
             proxy = freeProxies.poll();
@@ -100,9 +119,8 @@ public final class KafkaServer implements LockServer {
             }
         };
         try {
-            LockClient client = connect.apply(uriOf(List.of(taken.endpoint())));
-            return CuttableClient.of(client, taken::cut, taken::restore, giveBack::run);
-        } catch (RuntimeException e) {
+            return use.apply(taken, giveBack);
+        } catch (RuntimeException | Error e) {
             giveBack.run();
             throw e;
         }
