@@ -23,6 +23,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestReporter;
 import org.junit.jupiter.api.Timeout;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Rules 1, 7 and 8 under faults chosen at random (Jepsen-style): {@value #CHILDREN} holders in child
@@ -52,6 +54,7 @@ import org.junit.jupiter.api.Timeout;
 @Tag("randomized-faults")
 abstract class RandomizedFaultsTests extends ContractGroup {
 
+    private static final Logger LOG = LoggerFactory.getLogger(RandomizedFaultsTests.class);
     static final String SEED_PROPERTY = "latchkey.randomized.seed";
     static final String MINUTES_PROPERTY = "latchkey.randomized.minutes";
     /** The faults of a run in {@code verify}: with child start-up and the last fault's recovery, about a minute. */
@@ -86,15 +89,19 @@ abstract class RandomizedFaultsTests extends ContractGroup {
         Duration run = minutes == null ? DEFAULT_RUN : Duration.ofMillis((long) (Double.parseDouble(minutes) * 60_000));
         report.publishEntry("seed", Long.toString(seed));
         String replay = "seed " + seed + " (replay with -D" + SEED_PROPERTY + "=" + seed + ")";
+        LOG.info("randomized faults on {}: {}, {} of faults", contract().getClass().getSimpleName(), replay, run);
         long started = System.nanoTime();
         try {
             run(seed, run, report);
         } catch (AssertionError | RuntimeException e) {
+            LOG.error("randomized faults on {} failed: {}", contract().getClass().getSimpleName(), replay);
             throw new AssertionError("randomized faults, " + replay + ": " + e.getMessage(), e);
         }
-        report.publishEntry("randomized faults", replay + ", " + Duration.ofNanos(System.nanoTime() - started).toSeconds()
-                + " s, faults " + applied + ", " + claims.leases().size() + " grants, clock errors (µs) "
-                + clockErrors.stream().map(e -> Long.toString(e / 1000)).toList());
+        String summary = replay + ", " + Duration.ofNanos(System.nanoTime() - started).toSeconds() + " s, faults "
+                + applied + ", " + claims.leases().size() + " grants, clock errors (µs) "
+                + clockErrors.stream().map(e -> Long.toString(e / 1000)).toList() + ", no violation";
+        report.publishEntry("randomized faults", summary);
+        LOG.info("randomized faults on {}: {}", contract().getClass().getSimpleName(), summary);
     }
 
     private void run(long seed, Duration run, TestReporter report) throws Exception {
@@ -134,7 +141,7 @@ abstract class RandomizedFaultsTests extends ContractGroup {
 
     private void check(String name) {
         List<LeaseClaimsChecker.Interval> intervals = LeaseClaimsChecker.intervals(claims);
-        List<String> violations = new ArrayList<>(LeaseClaimsChecker.violations(intervals));
+        List<String> violations = new ArrayList<>(LeaseClaimsChecker.violations(intervals, origin));
         synchronized (protocolErrors) {
             violations.addAll(protocolErrors);
         }

@@ -123,12 +123,13 @@ public final class LeaseClaims {
 
         /**
          * The library answered {@code remaining()} with {@code remainingNanos}, asked at {@code askedAt}:
-         * it claims validity until at least {@code askedAt + remainingNanos}.
+         * if positive, it claims validity until at least {@code askedAt + remainingNanos}.
          */
         public void claim(long askedAt, long remainingNanos) {
             synchronized (LeaseClaims.this) {
-                long d = askedAt + Math.max(0, remainingNanos);
-                if (!claimed || d - deadline > 0) {
+                long d = askedAt + remainingNanos;
+                // zero claims nothing: not even the instant it was asked at
+                if (remainingNanos > 0 && (!claimed || d - deadline > 0)) {
                     deadline = d;
                     claimed = true;
                 }

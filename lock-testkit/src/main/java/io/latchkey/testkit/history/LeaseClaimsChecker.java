@@ -67,13 +67,13 @@ public final class LeaseClaimsChecker {
         return claims.leases().stream().map(LeaseClaims.Claim::interval).collect(Collectors.toList());
     }
 
-    /** The violations of rules 1, 7 and 8 in {@code intervals}; empty if there are none. */
-    public static List<String> violations(List<Interval> intervals) {
+    /** The violations of rules 1, 7 and 8 in {@code intervals}, with times from {@code origin}; empty if there are none. */
+    public static List<String> violations(List<Interval> intervals, long origin) {
         List<String> out = new ArrayList<>();
         Map<String, List<Interval>> byLock = intervals.stream()
                 .collect(Collectors.groupingBy(Interval::lock, LinkedHashMap::new, Collectors.toList()));
         for (List<Interval> one : byLock.values()) {
-            overlapsAndTokens(one, out);
+            overlapsAndTokens(one, out, origin);
             requestedAfterReturned(one, out);
         }
         return out;
@@ -123,7 +123,7 @@ public final class LeaseClaimsChecker {
         return b.toString();
     }
 
-    private static void overlapsAndTokens(List<Interval> intervals, List<String> out) {
+    private static void overlapsAndTokens(List<Interval> intervals, List<String> out, long origin) {
         List<Interval> sorted = intervals.stream().filter(i -> !i.isEmpty()).sorted(Comparator.comparingLong(Interval::start))
                 .collect(Collectors.toList());
         Interval reaching = null; // the interval seen so far that reaches furthest
@@ -133,7 +133,8 @@ public final class LeaseClaimsChecker {
                 out.add("two valid leases of '" + i.lock + "' at once: " + reaching + " claimed validity (until "
                         + reaching.endedBy + ") " + ms(reaching.end - i.start) + " past the grant of " + i
                         + " (clock errors " + ms(reaching.clockError) + " and " + ms(i.clockError)
-                        + " already taken off)");
+                        + " already taken off; " + reaching + " from " + ms(reaching.start - origin) + " to "
+                        + ms(reaching.end - origin) + ", " + i + " from " + ms(i.start - origin) + ")");
             }
             if (highest != null && i.token <= highest.token) {
                 out.add("token did not increase with grant order: " + i + " was granted after " + highest
