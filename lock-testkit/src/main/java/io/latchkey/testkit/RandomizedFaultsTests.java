@@ -171,6 +171,7 @@ abstract class RandomizedFaultsTests extends ContractGroup {
             case KILL_HOLDER -> {
                 note(at, "kill -9 of " + holder.actor);
                 holder.child.child().kill();
+                holder.goneAt = at;
                 claims.holderGone(holder.actor, at);
                 bound = held ? failoverBound() : missed;
             }
@@ -345,6 +346,8 @@ abstract class RandomizedFaultsTests extends ContractGroup {
         final CuttableChild child;
         final ChildClock clock;
         final Map<Long, LeaseClaims.Claim> leases = new ConcurrentHashMap<>();
+        /** When its process was killed (test JVM clock), or null. */
+        volatile Long goneAt;
 
         Contender(String actor, CuttableChild child, ChildClock clock) {
             this.actor = actor;
@@ -371,6 +374,11 @@ abstract class RandomizedFaultsTests extends ContractGroup {
                     LeaseClaims.Claim claim = claims.granted(actor, lockName, token, t(p[2]), t(p[3]), clock.error);
                     claim.claim(t(p[4]), Long.parseLong(p[5]));
                     leases.put(token, claim);
+                    Long gone = goneAt;
+                    if (gone != null) {
+                        // read from the pipe after the kill was recorded: it ends there all the same
+                        claims.holderGone(actor, gone);
+                    }
                 }
                 case "check" -> lease(p).claim(t(p[2]), Long.parseLong(p[3]));
                 case "lost" -> lease(p).lost(t(p[2]));
