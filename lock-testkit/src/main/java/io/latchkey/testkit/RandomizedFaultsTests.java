@@ -256,13 +256,15 @@ abstract class RandomizedFaultsTests extends ContractGroup {
 
     /** The child that holds the lock by the latest report, or a random one if none does. */
     private Contender holder(Random random) {
+        // drawn whether needed or not, so that a replay draws the same numbers whoever holds
+        Contender any = contenders.get(random.nextInt(contenders.size()));
         String actor = claims.openHolder();
         for (Contender c : contenders) {
             if (c.actor.equals(actor)) {
                 return c;
             }
         }
-        return contenders.get(random.nextInt(contenders.size()));
+        return any;
     }
 
     private void replace(Contender killed, String name, long childSeed) {
