@@ -307,6 +307,7 @@ abstract class RandomizedFaultsTests extends ContractGroup {
 
     private void note(long at, String what) {
         claims.note(at, "fault", what);
+        LOG.info("{} ms: {}", (at - origin) / 1_000_000, what);
     }
 
     private static Duration fraction(Random random, Duration d) {
