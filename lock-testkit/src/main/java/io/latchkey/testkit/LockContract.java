@@ -20,7 +20,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@code safetyMargin}, {@code timeout}) and {@link #slack()}, never from constants.
  *
  * <p>Hooks, each with a default: {@link #options()}, {@link #newClient()},
- * {@link #newCuttableClient()} (how one client is cut off the network), {@link #childUri()} and
+ * {@link #newCuttableClient()} and {@link #newCuttableChild()} (how one client, or a holder in a child
+ * JVM, is cut off the network), {@link #childUri()} and
  * {@link #childJvmOptions()} (how a holder in a child JVM connects), {@link #slack()},
  * {@link #isLibraryThread(Thread)} and {@link #assertNothingLeftInBackend(Collection)} (what rule 10
  * checks).
