@@ -73,7 +73,6 @@ abstract class RandomizedFaultsTests extends ContractGroup {
     private final List<Contender> contenders = new ArrayList<>();
     private final List<Long> clockErrors = new ArrayList<>();
     private final List<String> protocolErrors = new ArrayList<>();
-    private int childNumber;
     private long origin;
     private volatile String lockName;
 
@@ -112,7 +111,8 @@ abstract class RandomizedFaultsTests extends ContractGroup {
         List<Future<Contender>> starting = new ArrayList<>();
         for (int i = 0; i < CHILDREN; i++) {
             long childSeed = random.nextLong();
-            starting.add(executor().submit(() -> contender(name, childSeed)));
+            int slot = i;
+            starting.add(executor().submit(() -> contender(name, slot, childSeed)));
         }
         for (Future<Contender> f : starting) {
             contenders.add(await(f, ChildHolder.STARTUP_GUARD.plus(tryBound(Duration.ZERO)), "a child's start"));
@@ -269,16 +269,17 @@ abstract class RandomizedFaultsTests extends ContractGroup {
 
     private void replace(Contender killed, String name, long childSeed) {
         killed.child.close(); // gives back what cut it (a proxied listener of Kafka)
-        contenders.set(contenders.indexOf(killed), contender(name, childSeed));
+        int slot = contenders.indexOf(killed);
+        contenders.set(slot, contender(name, slot, childSeed));
     }
 
-    /** Starts a child behind a cut of its own, places its clock, and lets it contend for {@code name}. */
-    private Contender contender(String name, long childSeed) {
+    /**
+     * Starts a child behind a cut of its own, places its clock, and lets it contend for {@code name}. It is
+     * named by its place among the children (what a replay repeats) and its process id.
+     */
+    private Contender contender(String name, int slot, long childSeed) {
         CuttableChild child = track(contract().newCuttableChild());
-        String actor;
-        synchronized (this) {
-            actor = "child-" + (++childNumber) + "/" + child.child().pid();
-        }
+        String actor = "child-" + (slot + 1) + "/" + child.child().pid();
         ChildClock clock = ChildClock.of(child.child(), tryBound(Duration.ZERO));
         synchronized (clockErrors) {
             clockErrors.add(clock.error);
