@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.testkit.LockContract;
+import io.latchkey.testkit.fault.ChildHolder;
+import io.latchkey.testkit.fault.CuttableChild;
 import io.latchkey.testkit.fault.CuttableClient;
+import io.latchkey.testkit.fault.OptionsUri;
 import io.latchkey.testkit.kafka.KafkaServer;
 import java.net.URI;
 import java.util.Collection;
@@ -36,6 +39,12 @@ class KafkaLockContractTest extends LockContract<KafkaServer> {
     @Override
     protected CuttableClient newCuttableClient() {
         return server().cuttableClient(uri -> LockClient.connect(URI.create(uri), options()));
+    }
+
+    /** Children of the randomized faults, too, reach the broker through a proxied listener, cut there. */
+    @Override
+    protected CuttableChild newCuttableChild() {
+        return server().cuttableChild(uri -> ChildHolder.start(OptionsUri.of(uri, options()), childJvmOptions()));
     }
 
     /** Rule 10 also counts the Kafka clients' own threads (network, heartbeat) as the library's. */

@@ -20,7 +20,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@code safetyMargin}, {@code timeout}) and {@link #slack()}, never from constants.
  *
  * <p>Hooks, each with a default: {@link #options()}, {@link #newClient()},
- * {@link #newCuttableClient()} (how one client is cut off the network), {@link #childUri()} and
+ * {@link #newCuttableClient()} and {@link #newCuttableChild()} (how one client, or a holder in a child
+ * JVM, is cut off the network), {@link #childUri()} and
  * {@link #childJvmOptions()} (how a holder in a child JVM connects), {@link #slack()},
  * {@link #isLibraryThread(Thread)} and {@link #assertNothingLeftInBackend(Collection)} (what rule 10
  * checks).
@@ -222,6 +223,17 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
     @Order(13)
     @DisplayName("Scheduled jobs: a task under the lock, atMost and atLeast per call, lock events")
     class ScheduledJobs extends ScheduledJobTests {
+        @Override
+        LockContract<?> contract() {
+            return LockContract.this;
+        }
+    }
+
+    @Nested
+    @Order(17)
+    @DisplayName("1, 7, 8 under random faults: child JVMs killed, stopped, cut, the server paused and restarted;"
+            + " claimed leases never overlap (seed: -Dlatchkey.randomized.seed)")
+    class RandomizedFaults extends RandomizedFaultsTests {
         @Override
         LockContract<?> contract() {
             return LockContract.this;

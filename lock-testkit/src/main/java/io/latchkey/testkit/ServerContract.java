@@ -2,6 +2,8 @@ package io.latchkey.testkit;
 
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
+import io.latchkey.testkit.fault.ChildHolder;
+import io.latchkey.testkit.fault.CuttableChild;
 import io.latchkey.testkit.fault.CuttableClient;
 import io.latchkey.testkit.fault.OptionsUri;
 import io.latchkey.testkit.fault.TcpProxy;
@@ -82,6 +84,29 @@ abstract class ServerContract<S extends LockServer> {
             LockClient client = LockClient.connect(URI.create(server().uri(endpoints)), options());
             return CuttableClient.throughProxies(client, proxies);
         } catch (RuntimeException e) {
+            proxies.forEach(TcpProxy::close);
+            throw e;
+        }
+    }
+
+    /**
+     * A holder in a child JVM whose traffic to the server can be cut, for the randomized faults. The
+     * default connects the child ({@link #childJvmOptions()}) through a {@link TcpProxy} in front of
+     * every endpoint, with {@code server().uri(proxyEndpoints)} and {@link #options()}; a backend that
+     * overrides {@link #newCuttableClient()} overrides this the same way.
+     */
+    protected CuttableChild newCuttableChild() {
+        List<TcpProxy> proxies = new ArrayList<>();
+        try {
+            List<InetSocketAddress> endpoints = new ArrayList<>();
+            for (InetSocketAddress target : server().endpoints()) {
+                TcpProxy proxy = TcpProxy.start(target);
+                proxies.add(proxy);
+                endpoints.add(proxy.endpoint());
+            }
+            ChildHolder child = ChildHolder.start(OptionsUri.of(server().uri(endpoints), options()), childJvmOptions());
+            return CuttableChild.throughProxies(child, proxies);
+        } catch (RuntimeException | Error e) {
             proxies.forEach(TcpProxy::close);
             throw e;
         }

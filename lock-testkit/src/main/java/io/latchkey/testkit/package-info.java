@@ -46,8 +46,8 @@
  *       consensus) the same way, with {@code failLeader()} and {@code failoverTime()}; its cluster is
  *       always its own, since a failover leaves it changed.</li>
  *   <li>Override further hooks only where the defaults do not fit: {@code options()} (the lease the
- *       suite runs with, 6 s by default), {@code newCuttableClient()} if the backend's clients do
- *       not stay on the addresses they were given, {@code childUri()} and {@code childJvmOptions()} if
+ *       suite runs with, 6 s by default), {@code newCuttableClient()} and {@code newCuttableChild()} if
+ *       the backend's clients do not stay on the addresses they were given, {@code childUri()} and {@code childJvmOptions()} if
  *       a child JVM needs more than the URI of the direct endpoints with the options in its query, {@code slack()},
  *       {@code isLibraryThread(Thread)} and {@code assertNothingLeftInBackend(Collection)} for what
  *       rule 10 checks.</li>

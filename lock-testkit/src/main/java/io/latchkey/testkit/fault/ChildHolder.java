@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * A lock holder in a child JVM ({@link ChildHolderMain}), launched with the test's class path, that the
@@ -36,11 +37,13 @@ public final class ChildHolder implements AutoCloseable {
     public static final Duration STARTUP_GUARD = Duration.ofSeconds(90);
 
     private static final String EOF = "\u0000eof";
+    private static final String EVENT = "event ";
 
     private final Process process;
     private final Path stderr;
     private final Writer stdin;
     private final BlockingQueue<String> answers = new LinkedBlockingQueue<>();
+    private volatile Consumer<String> events;
 
     private ChildHolder(Process process, Path stderr) {
         this.process = process;
@@ -180,6 +183,15 @@ public final class ChildHolder implements AutoCloseable {
         return new Reply(parts[0], parts.length > 1 ? parts[1] : "", at, at);
     }
 
+    /**
+     * Hands every {@code event ...} line of the child (of {@code contend}, see {@link ChildHolderMain})
+     * to {@code sink}, without its {@code event } prefix, on the thread that reads the child's output,
+     * instead of queuing it as an answer. Set it before the command that starts the events.
+     */
+    public void onEvents(Consumer<String> sink) {
+        this.events = sink;
+    }
+
     /** Kills the child with SIGKILL and waits until it is gone. */
     public void kill() {
         process.destroyForcibly();
@@ -248,7 +260,13 @@ public final class ChildHolder implements AutoCloseable {
             String line;
             while ((line = out.readLine()) != null) {
                 if (line.startsWith(ChildHolderMain.PREFIX)) {
-                    answers.add(line.substring(ChildHolderMain.PREFIX.length()));
+                    String answer = line.substring(ChildHolderMain.PREFIX.length());
+                    Consumer<String> sink = events;
+                    if (sink != null && answer.startsWith(EVENT)) {
+                        sink.accept(answer.substring(EVENT.length()));
+                    } else {
+                        answers.add(answer);
+                    }
                 }
             }
         } catch (IOException e) {

@@ -18,7 +18,9 @@ import java.util.Optional;
  * <url-encoded name>}, {@code announced-acquire <waitMillis> <url-encoded name>} (the same, first answering
  * {@code trying} once the call waits for the backend), {@code acquire-permit <waitMillis> <permits> <url-encoded name>} (a permit of a
  * semaphore, then held like a lock's lease), {@code check-then-write}, {@code await-lost <millis>}, {@code release},
- * {@code exit}. Answers are lines that
+ * {@code clock} (answers {@code clock <nanoTime>}, so that the parent can place this JVM's clock on its own),
+ * {@code contend <seed> <maxHoldMillis> <checkMillis> <waitMillis> <url-encoded name>} and {@code stop-contending}
+ * (a loop of acquires on a thread of its own, see {@link Contention}), {@code exit}. Answers are lines that
  * start with {@value #PREFIX}, so that anything else a library prints to standard output is ignored:
  * {@code ready}, {@code acquired <token>} ({@code acquired <token> <slot>} for a permit), {@code empty}, {@code valid <lost>} or {@code invalid <lost>}
  * followed by {@code write <token>}, {@code lost <true|false>}, {@code released}, {@code error <message>}.
@@ -27,7 +29,8 @@ import java.util.Optional;
  * its lease, reports the result, and then attempts the write all the same (the parent performs it on
  * its fenced resource), as a holder paused between its check and its write would.
  *
- * <p>Single-threaded: one command at a time.
+ * <p>Commands are read one at a time; only a {@link Contention} runs beside them, and prints its own
+ * {@code event} lines.
  */
 public final class ChildHolderMain {
 
@@ -52,6 +55,7 @@ public final class ChildHolderMain {
         out.println(PREFIX + "ready");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         Lease lease = null;
+        Contention contention = null;
         String line;
         while ((line = in.readLine()) != null) {
             String[] parts = line.trim().split(" ", 3);
@@ -98,7 +102,27 @@ public final class ChildHolderMain {
                         held.close();
                         out.println(PREFIX + "released");
                         break;
+                    case "clock":
+                        out.println(PREFIX + "clock " + System.nanoTime());
+                        break;
+                    case "contend":
+                        if (contention != null) {
+                            throw new IllegalStateException("already contending");
+                        }
+                        contention = Contention.start(client, line.trim().split(" ", 6), out);
+                        out.println(PREFIX + "contending");
+                        break;
+                    case "stop-contending":
+                        if (contention != null) {
+                            contention.stop();
+                            contention = null;
+                        }
+                        out.println(PREFIX + "stopped");
+                        break;
                     case "exit":
+                        if (contention != null) {
+                            contention.stop();
+                        }
                         client.close();
                         return;
                     default:

@@ -2,6 +2,8 @@ package io.latchkey.testkit.kafka;
 
 import io.latchkey.LockClient;
 import io.latchkey.testkit.LockServer;
+import io.latchkey.testkit.fault.ChildHolder;
+import io.latchkey.testkit.fault.CuttableChild;
 import io.latchkey.testkit.fault.CuttableClient;
 import io.latchkey.testkit.fault.CuttableUri;
 import io.latchkey.testkit.fault.TcpProxy;
@@ -87,9 +89,25 @@ public final class KafkaServer implements LockServer {
     public CuttableClient cuttableClient(Function<String, LockClient> connect) {
         CuttableUri uri = cuttableUri();
         try {
-            LockClient client = connect.apply(uri.uri());
-            return CuttableClient.of(client, uri::cut, uri::restore, uri);
-        } catch (RuntimeException e) {
+            return CuttableClient.of(connect.apply(uri.uri()), uri::cut, uri::restore, uri);
+        } catch (RuntimeException | Error e) {
+            uri.close();
+            throw e;
+        }
+    }
+
+    /**
+     * A holder in a child JVM that reaches the broker only through a TCP proxy, for the randomized
+     * faults; it takes one of the {@value #PROXIED_LISTENERS} proxied listeners, as {@link #cuttableClient} does.
+     *
+     * @param start starts a child that connects with the URI it is given (the options are the caller's to add)
+     * @throws IllegalStateException if {@value #PROXIED_LISTENERS} cuttable clients or children are open already
+     */
+    public CuttableChild cuttableChild(Function<String, ChildHolder> start) {
+        CuttableUri uri = cuttableUri();
+        try {
+            return CuttableChild.of(start.apply(uri.uri()), uri::cut, uri::restore, uri::close);
+        } catch (RuntimeException | Error e) {
             uri.close();
             throw e;
         }
@@ -99,7 +117,7 @@ public final class KafkaServer implements LockServer {
      * A URI that reaches the broker only through one proxied listener, for clients of other processes
      * (a {@code latchkey run}); cutting it cuts every client that connected with it.
      *
-     * @throws IllegalStateException if {@value #PROXIED_LISTENERS} such clients or URIs are open already
+     * @throws IllegalStateException if {@value #PROXIED_LISTENERS} cuttable clients, children or URIs are open already
      */
     public CuttableUri cuttableUri() {
         TcpProxy proxy;
