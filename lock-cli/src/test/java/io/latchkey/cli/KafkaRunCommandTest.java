@@ -27,8 +27,13 @@ class KafkaRunCommandTest extends RunCommandContract {
     private static KafkaServer kafka;
 
     @BeforeAll
-    static void startServer() {
+    static void startServer() throws InterruptedException {
         kafka = KafkaServer.start();
+        // The broker's first consumer group creates its offsets topic, a one-time cost of a new broker
+        // that a zero --wait on a fresh name must not be charged: one lock taken here pays it.
+        try (io.latchkey.LockClient warm = io.latchkey.LockClient.connect(kafka.uri(kafka.endpoints()) + "?" + KAFKA_QUERY)) {
+            warm.lock("cli:warm-up").tryLock(Duration.ofSeconds(60)).orElseThrow().close();
+        }
     }
 
     @AfterAll
