@@ -110,6 +110,12 @@ public final class MemoryLockServer implements AutoCloseable {
         final PrintWriter out;
         volatile long lastSeen = System.nanoTime();
         long ttlNanos; // guarded by the server
+        /**
+         * Set, under the server's monitor, when the session ends. Its thread may still hold lines it read
+         * before (in its reader's buffer, or waiting for the monitor while the reaper ended it): they are
+         * ignored, or an acquire among them would queue a waiter, and then a grant, that nothing ends.
+         */
+        boolean ended; // guarded by the server
 
         Session(Socket socket) throws IOException {
             this.socket = socket;
@@ -193,6 +199,9 @@ public final class MemoryLockServer implements AutoCloseable {
     }
 
     private synchronized void handle(Session s, String[] r) throws IOException {
+        if (s.ended) {
+            return; // read before the session ended: its client learns of the end from the closed connection
+        }
         switch (r[0]) {
             case "hello":
                 s.ttlNanos = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(r[2]));
@@ -328,6 +337,7 @@ public final class MemoryLockServer implements AutoCloseable {
             if (!sessions.remove(s)) {
                 return;
             }
+            s.ended = true;
             locks.values().forEach(e -> e.waiters.removeIf(w -> w.session == s));
             semaphores.values().forEach(e -> e.waiters.removeIf(w -> w.session == s));
             try {
