@@ -102,10 +102,24 @@ final class Cli implements AutoCloseable {
 
     /** Polls {@code condition} every 20 ms until it holds; fails with {@code what} after {@code bound}. */
     static void awaitTrue(Duration bound, String what, BooleanSupplier condition) throws InterruptedException {
+        awaitTrue(bound, what, condition, List.of());
+    }
+
+    /**
+     * As {@link #awaitTrue(Duration, String, BooleanSupplier)}; a failure also shows each of {@code runs}:
+     * its exit status (or that it still runs) and its stderr.
+     */
+    static void awaitTrue(Duration bound, String what, BooleanSupplier condition, List<Cli> runs)
+            throws InterruptedException {
         long deadline = System.nanoTime() + bound.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - deadline > 0) {
-                fail("timed out after " + bound + " waiting until " + what);
+                StringBuilder shown = new StringBuilder();
+                for (Cli run : runs) {
+                    shown.append("\nlatchkey ").append(run.pid()).append(run.process.isAlive() ? " still runs"
+                            : " exited " + run.process.exitValue()).append("; stderr:\n").append(run.stderr());
+                }
+                fail("timed out after " + bound + " waiting until " + what + shown);
             }
             Thread.sleep(20); // polling a file or a process: nothing to wait on
         }

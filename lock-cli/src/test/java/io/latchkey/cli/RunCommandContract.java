@@ -239,14 +239,15 @@ abstract class RunCommandContract {
     void permitsLetNRunsAtOnce() throws Exception {
         String name = lockName();
         List<Path> slots = new ArrayList<>();
+        List<Cli> runs = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
             Path slot = dir.resolve("slot-" + i);
             slots.add(slot);
-            run(uri(), name, List.of("--permits", "2"), "sh", "-c", "printf '%s %s %s\\n' \"$LATCHKEY_PERMIT_SLOT\""
+            runs.add(run(uri(), name, List.of("--permits", "2"), "sh", "-c", "printf '%s %s %s\\n' \"$LATCHKEY_PERMIT_SLOT\""
                     + " \"$LATCHKEY_PERMITS\" \"$LATCHKEY_FENCING_TOKEN\" > '" + slot + ".tmp'; mv '" + slot + ".tmp' '" + slot
-                    + "'; exec sleep 300");
+                    + "'; exec sleep 300"));
         }
-        Cli.awaitTrue(bound(), "both runs hold a permit", () -> slots.stream().allMatch(Files::exists));
+        Cli.awaitTrue(bound(), "both runs hold a permit", () -> slots.stream().allMatch(Files::exists), runs);
         List<String> held = new ArrayList<>();
         for (Path slot : slots) {
             String[] fields = Files.readString(slot).trim().split(" ");

@@ -98,6 +98,13 @@ final class GroupMember implements PermitLease {
     private final Object anchorLock = new Object();
     /** The end of the wait of the acquire this member serves: no parking after it. */
     private volatile long waitUntilNanos;
+    /**
+     * When the polling thread first polled, which sends this member's JoinGroup; valid once
+     * {@link #joinStarted}. A zero wait's stay past its deadline counts from here, so that the member's
+     * own set-up (the topic's lookup, the consumer's construction in a cold JVM) is not taken from it.
+     */
+    private volatile long joinStartedNanos;
+    private volatile boolean joinStarted;
     /** Set in a rebalance that did not grant the lock: the polling thread then parks the member. */
     private volatile boolean notGranted;
     /** The generation at which this member last asked to rejoin; it asks once per generation. */
@@ -292,17 +299,23 @@ final class GroupMember implements PermitLease {
      * if none ended); with all permits held it gives up, else it stays for the rebalance in flight until
      * {@link #stayNanos()} after the deadline.
      *
+     * <p>Both stays count from the later of the deadline and the start of this member's join
+     * ({@link #stayFrom}): a zero wait's own set-up is not taken from the rebalance it stays for.
+     *
      * @return false if the lock (every permit) stayed held until the deadline
      */
     boolean awaitGrant(long deadlineNanos) throws InterruptedException {
-        long joinDeadline = deadlineNanos + timeoutNanos / 2;
-        long stayDeadline = deadlineNanos + stayNanos();
         boolean staying = false; // a permit was free at the last look past the deadline
         int looked = 0; // the rebalances ended at that look
+        long joinDeadline;
+        long stayDeadline;
         while (true) {
             int ended;
             synchronized (state) {
                 while (true) {
+                    long from = stayFrom(deadlineNanos);
+                    joinDeadline = from + timeoutNanos / 2;
+                    stayDeadline = from + stayNanos();
                     if (failure != null) {
                         throw translate(failure);
                     }
@@ -347,6 +360,16 @@ final class GroupMember implements PermitLease {
             staying = true;
             looked = ended;
         }
+    }
+
+    /**
+     * Where the stays past {@code deadlineNanos} begin: the later of the deadline and the start of this
+     * member's join. A join that has not started yet (the consumer still being built) moves it on, for
+     * at most a timeout past the deadline.
+     */
+    private long stayFrom(long deadlineNanos) {
+        long joined = joinStarted ? joinStartedNanos : Math.min(System.nanoTime(), deadlineNanos + timeoutNanos);
+        return joined - deadlineNanos > 0 ? joined : deadlineNanos;
     }
 
     /** Why an acquire that neither joined a rebalance nor heard the coordinator in time failed. */
@@ -414,6 +437,8 @@ final class GroupMember implements PermitLease {
             RejoinProbe probe = permits > 0 ? RejoinProbe.of(c, lockName) : null;
             long delayFrom = 0;
             boolean delaying = false;
+            joinStartedNanos = System.nanoTime();
+            joinStarted = true;
             while (!stopping) {
                 long now = System.nanoTime();
                 double count = value(answers, 0);

@@ -142,9 +142,12 @@
  *       therefore asks the coordinator how many members hold one (DESCRIBE of the group, at the end of a
  *       rebalance that did not grant it, or half the timeout after the deadline if none ended): with all
  *       {@code N} held it gives up; with one free it stays for the rebalance in flight, so that members
- *       starting together with a zero wait are all granted while permits last. Bounds, for
+ *       starting together with a zero wait are all granted while permits last. The stays count from the
+ *       later of the deadline and the start of the member's own join: its set-up (the topic's lookup
+ *       within the timeout, the consumer's construction, slow in a cold JVM on a loaded machine) is not
+ *       taken from the rebalance it waits for. Bounds, for
  *       {@code tryAcquire(wait)}: on a full semaphore {@code wait + timeout}, as every backend; with a
- *       permit free, {@code wait} plus the longer of {@code timeout} and one rebalance, the heartbeat
+ *       permit free, {@code wait} plus the set-up plus the longer of {@code timeout} and one rebalance, the heartbeat
  *       interval + the holders' rejoin delay + half the timeout. With the contract's options (lease 6 s,
  *       heartbeat 50 ms) that is 3.8 s, within the timeout; with the defaults (lease 30 s, heartbeat 1 s,
  *       rejoin delay 6.5 s) 10 s, twice the timeout: the price of holders that outlast a silent member
