@@ -51,29 +51,37 @@ public final class LockResult<T> {
         this.recordedSlot = recordedSlot;
     }
 
-    /** For the shared layer: the task completed. */
-    public static <T> LockResult<T> ran(long token, T value) {
-        return new LockResult<>(Outcome.RAN, true, value, null, null, token, null);
-    }
+    static {
+        // Built only by the shared layer, through the factory it is handed here: no public way to make one.
+        io.latchkey.internal.LockResults.register(new io.latchkey.internal.LockResults.Factory() {
+            @Override
+            public <T> LockResult<T> ran(long token, T value) {
+                return new LockResult<>(Outcome.RAN, true, value, null, null, token, null);
+            }
 
-    /** For the shared layer: the task threw. */
-    public static <T> LockResult<T> failed(long token, Exception exception) {
-        return new LockResult<>(Outcome.FAILED, true, null, Objects.requireNonNull(exception, "exception"), null, token, null);
-    }
+            @Override
+            public <T> LockResult<T> failed(long token, Exception exception) {
+                return new LockResult<>(Outcome.FAILED, true, null, Objects.requireNonNull(exception, "exception"), null,
+                        token, null);
+            }
 
-    /** For the shared layer: the lock was not acquired. */
-    public static <T> LockResult<T> notAcquired() {
-        return new LockResult<>(Outcome.NOT_ACQUIRED, false, null, null, null, null, null);
-    }
+            @Override
+            public <T> LockResult<T> notAcquired() {
+                return new LockResult<>(Outcome.NOT_ACQUIRED, false, null, null, null, null, null);
+            }
 
-    /** For the shared layer: the lease was lost, before the task ran or while it ran. */
-    public static <T> LockResult<T> lost(long token, LockLostException loss, boolean ran, T value, Exception exception) {
-        return new LockResult<>(Outcome.LOST, ran, value, exception, Objects.requireNonNull(loss, "loss"), token, null);
-    }
+            @Override
+            public <T> LockResult<T> lost(long token, LockLostException loss, boolean ran, T value, Exception exception) {
+                return new LockResult<>(Outcome.LOST, ran, value, exception, Objects.requireNonNull(loss, "loss"), token,
+                        null);
+            }
 
-    /** For the shared layer: the slot was already done. */
-    public static <T> LockResult<T> slotDone(long token, Instant recordedSlot) {
-        return new LockResult<>(Outcome.SLOT_DONE, false, null, null, null, token, Objects.requireNonNull(recordedSlot));
+            @Override
+            public <T> LockResult<T> slotDone(long token, Instant recordedSlot) {
+                return new LockResult<>(Outcome.SLOT_DONE, false, null, null, null, token,
+                        Objects.requireNonNull(recordedSlot));
+            }
+        });
     }
 
     public Outcome outcome() {

@@ -3,6 +3,7 @@ package io.latchkey.internal;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.LockBackend;
+import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockProviderFactory;
 import io.latchkey.spi.LockUri;
 import java.net.URI;
@@ -10,8 +11,8 @@ import java.util.Objects;
 
 /**
  * The one door from the public packages into this one: {@link LockClient#connect} (parse the URI,
- * find the provider, connect, wrap in the shared layer) and what {@code io.latchkey.spi} offers
- * backends. Everything else here is package-private.
+ * find the provider, connect, wrap in the shared layer) and the shared layer that
+ * {@code io.latchkey.spi} finds as a service. Everything else here is package-private.
  */
 public final class Connector {
 
@@ -37,37 +38,24 @@ public final class Connector {
         Objects.requireNonNull(uri, "uri");
         Objects.requireNonNull(options, "options");
         String text = uri.trim();
-        String scheme = UriParser.scheme(text);
+        String scheme = LockUri.schemeOf(text);
         ClassLoader loader = Thread.currentThread().getContextClassLoader();
         if (loader == null) {
             loader = LockClient.class.getClassLoader();
         }
         LockProviderFactory provider = ProviderDiscovery.find(scheme, loader,
                 System.getProperty(ProviderDiscovery.PROVIDER_PROPERTY));
-        LockUri.Parsed parsed = UriParser.parse(text, options, provider);
+        LockUri.Parsed parsed = LockUri.parse(text, options, provider);
         LockBackend backend = provider.connect(parsed.uri(), parsed.options());
         return new SharedLockClient(scheme, backend, parsed.options());
     }
 
-    /** {@link io.latchkey.spi.LockClients#of}. */
-    public static LockClient wrap(String backendName, LockBackend backend, LockOptions options) {
-        return new SharedLockClient(backendName, backend, options);
-    }
+    /** The shared layer that {@link io.latchkey.spi.LockClients#of} finds as a service. */
+    public static final class Layer implements LockClients.SharedLayer {
 
-    /** {@link io.latchkey.spi.LockClients#checkOptions}. */
-    public static LockOptions checkOptions(LockProviderFactory provider, LockOptions options, String where) {
-        Objects.requireNonNull(provider, "provider");
-        Objects.requireNonNull(options, "options");
-        UriParser.checkBackendOptions(options, provider, where);
-        UriParser.checkLeaseAgainstTimeout(options, where);
-        return options;
-    }
-
-    /** {@link LockUri#parse}. */
-    public static LockUri.Parsed parse(String uri, LockOptions base, LockProviderFactory provider) {
-        Objects.requireNonNull(uri, "uri");
-        Objects.requireNonNull(base, "base");
-        Objects.requireNonNull(provider, "provider");
-        return UriParser.parse(uri.trim(), base, provider);
+        @Override
+        public LockClient wrap(String backendName, LockBackend backend, LockOptions options) {
+            return new SharedLockClient(backendName, backend, options);
+        }
     }
 }

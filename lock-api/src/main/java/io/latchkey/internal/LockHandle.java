@@ -49,7 +49,7 @@ final class LockHandle implements DistributedLock {
         Objects.requireNonNull(task, "task");
         Optional<Lease> maybe = client.acquire(name, SharedLockClient.deadlineAfter(name, request.waitTime()), true, request);
         if (maybe.isEmpty()) {
-            return LockResult.notAcquired();
+            return LockResults.notAcquired();
         }
         SharedLease lease = (SharedLease) maybe.get();
         try {

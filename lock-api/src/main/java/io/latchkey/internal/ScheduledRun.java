@@ -28,7 +28,7 @@ final class ScheduledRun {
             if (slot != null) {
                 Optional<Instant> recorded = readSlot(client, name, grant);
                 if (!lease.isValid()) {
-                    return LockResult.lost(grant.token, lossOf(client, name, grant), false, null, null);
+                    return LockResults.lost(grant.token, lossOf(client, name, grant), false, null, null);
                 }
                 if (recorded.isPresent() && !slot.isAfter(recorded.get())) {
                     if (lease.fresh) {
@@ -38,11 +38,11 @@ final class ScheduledRun {
                     client.emit(name, l -> l.slotSkipped(name, slot, last));
                     log.debug("lock '{}' ({}): slot {} skipped, the backend records {} as completed", name,
                             client.backend().describe(name), slot, last);
-                    return LockResult.slotDone(grant.token, last);
+                    return LockResults.slotDone(grant.token, last);
                 }
             }
             if (!lease.isValid()) {
-                return LockResult.lost(grant.token, lossOf(client, name, grant), false, null, null);
+                return LockResults.lost(grant.token, lossOf(client, name, grant), false, null, null);
             }
             TaskRun run = new TaskRun(Thread.currentThread(), request.interruptOnLoss());
             lease.lost().whenComplete((l, e) -> run.lost());
@@ -56,17 +56,17 @@ final class ScheduledRun {
                 run.finish();
             }
             if (!lease.isValid()) {
-                return LockResult.lost(grant.token, lossOf(client, name, grant), true, value, failure);
+                return LockResults.lost(grant.token, lossOf(client, name, grant), true, value, failure);
             }
             if (slot != null && (failure == null || request.markSlotOnFailure())) {
                 try {
                     grant.backendLease.recordCompletedSlot(slot);
                 } catch (LockLostException e) {
                     grant.validity.lost("the backend refused to record slot " + slot + ": " + e.getMessage(), e);
-                    return LockResult.lost(grant.token, e, true, value, failure);
+                    return LockResults.lost(grant.token, e, true, value, failure);
                 }
             }
-            return failure == null ? LockResult.ran(grant.token, value) : LockResult.failed(grant.token, failure);
+            return failure == null ? LockResults.ran(grant.token, value) : LockResults.failed(grant.token, failure);
         }
 
         private static Optional<Instant> readSlot(SharedLockClient client, String name, Grant grant) {

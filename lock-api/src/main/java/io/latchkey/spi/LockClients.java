@@ -2,15 +2,36 @@ package io.latchkey.spi;
 
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
-import io.latchkey.internal.Connector;
+import java.util.Objects;
+import java.util.ServiceLoader;
 
 /**
  * Wraps a {@link LockBackend} in the shared client layer. Backends use it for their factory methods
  * that take a client the application already has.
+ *
+ * <p>This package never names {@code io.latchkey.internal}, which builds on it: the shared layer is
+ * found as the one {@link SharedLayer} service that lock-api itself declares.
  */
 public final class LockClients {
 
     private LockClients() {
+    }
+
+    /**
+     * The shared client layer, as lock-api provides it (a service in its {@code META-INF/services});
+     * not for backends to implement.
+     */
+    public interface SharedLayer {
+
+        /** A {@link LockClient} on {@code backend}, whose close closes the backend. */
+        LockClient wrap(String backendName, LockBackend backend, LockOptions options);
+    }
+
+    /** lock-api's own layer, loaded once. */
+    private static final class Layer {
+        static final SharedLayer INSTANCE = ServiceLoader.load(SharedLayer.class, SharedLayer.class.getClassLoader())
+                .findFirst().orElseThrow(() -> new IllegalStateException("lock-api's shared layer is missing from its"
+                        + " META-INF/services: a repackaged lock-api jar must keep that folder"));
     }
 
     /**
@@ -19,7 +40,7 @@ public final class LockClients {
      * @param backendName a short name of the backend for thread names and logs, such as {@code redis}
      */
     public static LockClient of(String backendName, LockBackend backend, LockOptions options) {
-        return Connector.wrap(backendName, backend, options);
+        return Layer.INSTANCE.wrap(backendName, backend, options);
     }
 
     /**
@@ -34,6 +55,10 @@ public final class LockClients {
      * @throws IllegalArgumentException naming the unknown option and listing the known ones
      */
     public static LockOptions checkOptions(LockProviderFactory provider, LockOptions options, String where) {
-        return Connector.checkOptions(provider, options, where);
+        Objects.requireNonNull(provider, "provider");
+        Objects.requireNonNull(options, "options");
+        UriParser.checkBackendOptions(options, provider, where);
+        UriParser.checkLeaseAgainstTimeout(options, where);
+        return options;
     }
 }

@@ -33,7 +33,20 @@ public record LockUri(String scheme, List<HostAndPort> hosts, String path, Strin
      * @throws IllegalArgumentException quoting the bad part, with the password redacted
      */
     public static Parsed parse(String uri, io.latchkey.LockOptions base, LockProviderFactory provider) {
-        return io.latchkey.internal.Connector.parse(uri, base, provider);
+        Objects.requireNonNull(uri, "uri");
+        Objects.requireNonNull(base, "base");
+        Objects.requireNonNull(provider, "provider");
+        return UriParser.parse(uri.trim(), base, provider);
+    }
+
+    /**
+     * The scheme of {@code uri} in lower case, by which {@link io.latchkey.LockClient#connect(String)}
+     * chooses the backend.
+     *
+     * @throws IllegalArgumentException if {@code uri} has no scheme, quoting it with the password redacted
+     */
+    public static String schemeOf(String uri) {
+        return UriParser.scheme(Objects.requireNonNull(uri, "uri").trim());
     }
 
     /** A parsed URI: what the backend needs of it, and the options with its query applied. */

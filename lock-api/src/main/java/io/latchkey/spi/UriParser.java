@@ -1,9 +1,6 @@
-package io.latchkey.internal;
+package io.latchkey.spi;
 
 import io.latchkey.LockOptions;
-import io.latchkey.spi.Durations;
-import io.latchkey.spi.LockProviderFactory;
-import io.latchkey.spi.LockUri;
 import io.latchkey.spi.LockUri.HostAndPort;
 import java.net.URLDecoder;
 import java.time.Duration;

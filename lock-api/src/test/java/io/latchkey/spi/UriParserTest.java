@@ -1,10 +1,9 @@
-package io.latchkey.internal;
+package io.latchkey.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.latchkey.LockOptions;
-import io.latchkey.spi.LockUri;
 import io.latchkey.memory.InMemoryProvider;
 import io.latchkey.spi.LockUri.HostAndPort;
 import java.time.Duration;
@@ -128,7 +127,7 @@ class UriParserTest {
                 + " timeout=5s plus safetyMargin=300ms (5300ms), so that a renewal answered within the timeout still finds"
                 + " the lease valid; lengthen the lease or shorten the timeout");
         LockOptions code = LockOptions.builder().lease(Duration.ofSeconds(6)).safetyMargin(Duration.ofSeconds(1)).build();
-        assertThatThrownBy(() -> Connector.checkOptions(provider, code, "the application's client"))
+        assertThatThrownBy(() -> LockClients.checkOptions(provider, code, "the application's client"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("lease=6s for the application's client must be longer than timeout=5s plus safetyMargin=1s (6s),"
                         + " so that a renewal answered within the timeout still finds the lease valid; lengthen the lease"
