@@ -55,6 +55,7 @@ abstract class LossSignalTests extends ContractGroup {
         });
         Future<?> watcher = watchValidity(held, lease::isValid, contenderGranted);
 
+        StderrLines log = track(StderrLines.capture());
         long cutAt = cutHolder(cut, history, name);
 
         History.Grant granted = await(next, tryBound(patientWait()), "the contender");
@@ -71,6 +72,9 @@ abstract class LossSignalTests extends ContractGroup {
         assertThat(resource.write(held)).as("a write by the cut holder after the new grant").isFalse();
         HistoryChecker.assertAvailableWithin(history, name, cutAt, failoverBound());
         HistoryChecker.assertConsistent(history);
+        // README: a lease lost is one WARN line with the lock's name and the reason (logged right after lost())
+        assertThat(log.await(tryBound(Duration.ZERO), l -> l.contains("'" + name + "'") && l.contains(" lost: ")))
+                .as("log lines of the loss of '%s'", name).isNotEmpty().first().asString().contains("WARN");
 
         assertThatThrownBy(() -> cut.client().lock(name).tryLock())
                 .as("a nested acquire by the thread that holds the lost lease").isInstanceOf(LockLostException.class);
