@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Rule 2 at the edges (issue 10, item 1): {@code connect}, {@code tryLock}, {@code Lease.close} and
+ * Rule 2 at the edges: {@code connect}, {@code tryLock}, {@code Lease.close} and
  * {@code LockClient.close} keep their bounds whatever is wrong on the way to the server — a refused
  * port, a listener that accepts TCP and never answers, a host name that does not resolve, a server
  * whose processes are frozen — and fail with {@link LockBackendUnavailableException}: never a hang,
