@@ -1,5 +1,9 @@
 package io.latchkey.redis;
 
+import static io.latchkey.redis.RedisErrors.didNotAnswer;
+import static io.latchkey.redis.RedisErrors.orPaused;
+import static io.latchkey.redis.RedisErrors.transientInCluster;
+import static io.latchkey.redis.RedisErrors.translate;
 import static io.latchkey.redis.RedisKeys.PERMIT_KEY_HEAD;
 import static io.latchkey.redis.RedisKeys.permitKey;
 import static io.latchkey.redis.RedisKeys.permitKeyTail;
@@ -29,7 +33,6 @@ import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
-import io.latchkey.spi.Pauses;
 import io.latchkey.spi.PermitLease;
 import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
@@ -167,7 +170,7 @@ final class RedisLockBackend implements SemaphoreBackend {
                 () -> acquireOnce(lockName, deadline, evidence));
     }
 
-    /** One acquire, or on a Redis Cluster as many as {@link #transientInCluster} failures need within the wait. */
+    /** One acquire, or on a Redis Cluster as many as {@link RedisErrors#transientInCluster} failures need within the wait. */
     private interface Acquire<T> {
         T run() throws InterruptedException;
     }
@@ -197,17 +200,6 @@ final class RedisLockBackend implements SemaphoreBackend {
                 Thread.sleep(CLUSTER_PAUSE.toMillis()); // the pace of retries; each attempt has its own bound
             }
         }
-    }
-
-    private static boolean transientInCluster(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof org.redisson.client.RedisClusterDownException
-                    || t instanceof org.redisson.client.RedisTryAgainException
-                    || t instanceof org.redisson.client.RedisNodeNotFoundException) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private BackendLease acquireOnce(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
@@ -341,12 +333,12 @@ final class RedisLockBackend implements SemaphoreBackend {
             throw e;
         } catch (TimeoutException e) {
             abandon(c, field);
-            throw orPaused(RedisConfigs.didNotAnswer(c.name, c.where, action + " (within the wait plus the timeout)", timeout,
+            throw orPaused(didNotAnswer(c.name, c.where, action + " (within the wait plus the timeout)", timeout,
                     e), c.name, c.subject, c.where, action, sentAt, bound);
         } catch (ExecutionException e) {
             // An attempt that failed after its script ran (no replica acknowledged it, or the answer was lost) may have left the key.
             abandon(c, field);
-            throw orPaused(RedisConfigs.translate(c.name, c.where, action, timeout, e), c.name, c.subject, c.where, action,
+            throw orPaused(translate(c.name, c.where, action, timeout, e), c.name, c.subject, c.where, action,
                     sentAt, bound);
         }
     }
@@ -357,20 +349,6 @@ final class RedisLockBackend implements SemaphoreBackend {
      */
     private long bound(Deadline end) {
         return Math.max(Math.min(end.remainingNanos(), timeout.toNanos()), timeout.toNanos() / 4);
-    }
-
-    /**
-     * {@code failure}, or the same told as a pause of this process ({@link Pauses}) if the call that began
-     * at {@code startNanos} with the bound {@code boundNanos} gave up far past it: then Redis is not blamed.
-     *
-     * @param subject {@code "lock 'x'"} or {@code "semaphore 'x'"}
-     * @param action what the call did, as the messages of this backend say it ({@code "while acquiring ..."})
-     */
-    private LockException orPaused(LockException failure, String name, String subject, String where, String action,
-            long startNanos, long boundNanos) {
-        String doing = action.startsWith("while ") ? action.substring("while ".length()) : action;
-        return Pauses.since(startNanos, Duration.ofNanos(boundNanos)).explain(failure, name,
-                subject + " (" + where + "): ", doing, "redis");
     }
 
     /** Makes sure an attempt we stop waiting for never leaves anything held or this owner queued. */
@@ -418,11 +396,11 @@ final class RedisLockBackend implements SemaphoreBackend {
         } catch (TimeoutException e) {
             f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
             waiter.close();
-            throw orPaused(RedisConfigs.didNotAnswer(c.name, c.where, action, timeout, e), c.name, c.subject, c.where,
+            throw orPaused(didNotAnswer(c.name, c.where, action, timeout, e), c.name, c.subject, c.where,
                     action, sentAt, bound);
         } catch (ExecutionException e) {
             waiter.close();
-            throw orPaused(RedisConfigs.translate(c.name, c.where, action, timeout, e), c.name, c.subject, c.where, action,
+            throw orPaused(translate(c.name, c.where, action, timeout, e), c.name, c.subject, c.where, action,
                     sentAt, bound);
         } catch (InterruptedException e) {
             f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
@@ -568,10 +546,10 @@ final class RedisLockBackend implements SemaphoreBackend {
         try {
             return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
-            throw orPaused(RedisConfigs.translate(name, where, what, timeout, e), name, subject, where, what, start,
+            throw orPaused(translate(name, where, what, timeout, e), name, subject, where, what, start,
                     timeout.toNanos());
         } catch (TimeoutException e) {
-            throw orPaused(RedisConfigs.didNotAnswer(name, where, what, timeout, e), name, subject, where, what, start,
+            throw orPaused(didNotAnswer(name, where, what, timeout, e), name, subject, where, what, start,
                     timeout.toNanos());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
