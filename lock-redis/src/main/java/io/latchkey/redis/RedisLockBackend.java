@@ -5,7 +5,6 @@ import static io.latchkey.redis.RedisErrors.orPaused;
 import static io.latchkey.redis.RedisErrors.transientInCluster;
 import static io.latchkey.redis.RedisErrors.translate;
 import static io.latchkey.redis.RedisKeys.PERMIT_KEY_HEAD;
-import static io.latchkey.redis.RedisKeys.permitKey;
 import static io.latchkey.redis.RedisKeys.permitKeyTail;
 import static io.latchkey.redis.RedisKeys.redissonChannel;
 import static io.latchkey.redis.RedisKeys.semaphoreKey;
@@ -16,13 +15,9 @@ import static io.latchkey.redis.RedisKeys.semaphoreWakeChannel;
 import static io.latchkey.redis.RedisKeys.tokenKey;
 import static io.latchkey.redis.RedisKeys.waitersKey;
 import static io.latchkey.redis.RedisKeys.wakeChannel;
-import static io.latchkey.redis.RedisScripts.CHECK;
 import static io.latchkey.redis.RedisScripts.GRANT;
-import static io.latchkey.redis.RedisScripts.LINGER;
-import static io.latchkey.redis.RedisScripts.PERMIT_CHECK;
 import static io.latchkey.redis.RedisScripts.PERMIT_GRANT;
 import static io.latchkey.redis.RedisScripts.PERMIT_RELEASE;
-import static io.latchkey.redis.RedisScripts.RECORD_SLOT;
 import static io.latchkey.redis.RedisScripts.RELEASE;
 
 import io.latchkey.LockBackendUnavailableException;
@@ -30,7 +25,6 @@ import io.latchkey.LockException;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.DaemonThreads;
-import io.latchkey.spi.Durations;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.PermitLease;
@@ -44,7 +38,6 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.redisson.Redisson;
@@ -106,13 +99,13 @@ final class RedisLockBackend implements SemaphoreBackend {
         return RedisKeys.slotKey(key(lockName), cluster);
     }
 
-    private final RedissonClient redisson;
+    final RedissonClient redisson; // read by the leases for their scripts
     private final CommandAsyncExecutor commands;
     private final boolean ownsClient;
     private final String prefix;
     private final Duration timeout;
     private final String server;
-    private final long leaseMillis;
+    final long leaseMillis; // read by the leases for their scripts
     private final long checkPeriodMillis;
     private final ScheduledThreadPoolExecutor checker;
     /** On a Redis Cluster a lock key with a brace gets a hash tag of its own; see {@link RedisKeys}. */
@@ -145,8 +138,13 @@ final class RedisLockBackend implements SemaphoreBackend {
         return Duration.ofMillis(leaseMillis);
     }
 
+    /** Runs a held lease's {@code check} every check period on this backend's checker thread, until cancelled. */
+    ScheduledFuture<?> everyCheckPeriod(Runnable check) {
+        return checker.scheduleWithFixedDelay(check, checkPeriodMillis, checkPeriodMillis, TimeUnit.MILLISECONDS);
+    }
+
     /** The key and the server, for messages of this backend's own: the lock's key, the URI once. */
-    private String where(String lockName) {
+    String where(String lockName) {
         return describe(lockName) + " on " + server;
     }
 
@@ -160,7 +158,7 @@ final class RedisLockBackend implements SemaphoreBackend {
     }
 
     /** The hash field of an owner, as Redisson writes its lock owners: the client's id and the owner id. */
-    private String field(long owner) {
+    String field(long owner) {
         return redisson.getId() + ":" + owner;
     }
 
@@ -226,7 +224,7 @@ final class RedisLockBackend implements SemaphoreBackend {
         long token = granted.reply.get(0);
         long ttl = granted.reply.get(1);
         evidence.confirmed(granted.sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
-        RedisLease lease = new RedisLease(lockName, key, owner, token, evidence);
+        RedisLease lease = new RedisLease(this, lockName, key, owner, token, evidence);
         lease.start();
         log.debug("lock '{}' ({}) acquired with token {}", lockName, describe(lockName), token);
         return lease;
@@ -357,7 +355,7 @@ final class RedisLockBackend implements SemaphoreBackend {
         leaveQueue(c.waitersKey, field);
     }
 
-    private CompletableFuture<Long> release(String key, String field) {
+    CompletableFuture<Long> release(String key, String field) {
         return redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, RELEASE,
                 RScript.ReturnType.LONG, List.of(key, waitersKey(key), wakeChannel(key), redissonChannel(key)), field)
                 .toCompletableFuture();
@@ -446,13 +444,6 @@ final class RedisLockBackend implements SemaphoreBackend {
         }
     }
 
-    private CompletableFuture<Long> check(String key, long owner) {
-        RScript script = redisson.getScript(LongCodec.INSTANCE);
-        RFuture<Long> f = script.evalAsync(key, RScript.Mode.READ_WRITE, CHECK, RScript.ReturnType.LONG,
-                List.of(key), field(owner), leaseMillis);
-        return f.toCompletableFuture();
-    }
-
     // ---- semaphores ----
 
     @Override
@@ -460,7 +451,7 @@ final class RedisLockBackend implements SemaphoreBackend {
         return "redis key '" + semaphoreKey(semaphoreTag(prefix, name)) + "'";
     }
 
-    private String whereSemaphore(String name) {
+    String whereSemaphore(String name) {
         return describeSemaphore(name) + " on " + server;
     }
 
@@ -509,7 +500,7 @@ final class RedisLockBackend implements SemaphoreBackend {
         long ttl = granted.reply.get(1);
         int slot = granted.reply.get(2).intValue();
         evidence.confirmed(granted.sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
-        RedisPermit permit = new RedisPermit(name, tag, permits, slot, owner, token, evidence);
+        RedisPermit permit = new RedisPermit(this, name, tag, permits, slot, owner, token, evidence);
         permit.start();
         log.debug("semaphore '{}' ({}) permit {} acquired with token {}", name, describeSemaphore(name), slot, token);
         return permit;
@@ -519,7 +510,7 @@ final class RedisLockBackend implements SemaphoreBackend {
     private static final long MISMATCH = -2;
 
     /** {@link RedisScripts#PERMIT_RELEASE} of {@code slot} ({@code -1}: whichever slot holds {@code field}). */
-    private CompletableFuture<Long> releasePermit(String tag, String field, int slot, int permits) {
+    CompletableFuture<Long> releasePermit(String tag, String field, int slot, int permits) {
         String key = semaphoreKey(tag);
         return redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, PERMIT_RELEASE,
                 RScript.ReturnType.LONG, List.of(key, semaphoreWaitersKey(tag), semaphoreWakeChannel(tag)), field, slot,
@@ -541,7 +532,7 @@ final class RedisLockBackend implements SemaphoreBackend {
     }
 
     /** {@code f}'s answer within the timeout, or the error of this backend for {@code name} at {@code where}. */
-    private <T> T await(CompletableFuture<T> f, String name, String subject, String where, String what) {
+    <T> T await(CompletableFuture<T> f, String name, String subject, String where, String what) {
         long start = System.nanoTime();
         try {
             return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
@@ -554,235 +545,6 @@ final class RedisLockBackend implements SemaphoreBackend {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockException(name, "interrupted " + what + " (" + where + ")", e);
-        }
-    }
-
-    /**
-     * What a held lock and a held permit share: one script every {@link #checkPeriodMillis} that checks
-     * the owner, extends the key to the lease and reports its {@code PTTL} to the evidence; silence is
-     * not loss, an owner gone is.
-     */
-    private abstract class Renewed {
-        final LeaseEvidence evidence;
-        private final AtomicBoolean checking = new AtomicBoolean();
-        volatile boolean ended;
-        volatile boolean lostKey;
-        private volatile ScheduledFuture<?> task;
-
-        Renewed(LeaseEvidence evidence) {
-            this.evidence = evidence;
-        }
-
-        /** The renewal script; its answer is the key's PTTL, or -3 if the key no longer holds the owner. */
-        abstract CompletableFuture<Long> renew();
-
-        /** What is held, for the log: {@code lock 'x' (redis key '...')}. */
-        abstract String subject();
-
-        /** Why the key no longer holding the owner means loss. */
-        abstract String lostReason();
-
-        final void start() {
-            task = checker.scheduleWithFixedDelay(this::check, checkPeriodMillis, checkPeriodMillis, TimeUnit.MILLISECONDS);
-        }
-
-        final void check() {
-            if (ended || !checking.compareAndSet(false, true)) {
-                return; // the previous check has not come back yet: it will be counted as silence
-            }
-            long sentAt = System.nanoTime();
-            renew().whenComplete((ttl, e) -> {
-                checking.set(false);
-                if (ended) {
-                    return;
-                }
-                if (e != null) {
-                    // Silence is not loss: the validity deadline runs out on its own if this goes on.
-                    log.debug("ownership check of {} failed: {}", subject(), e.toString());
-                } else if (ttl != -3) {
-                    evidence.confirmed(sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
-                } else {
-                    ended = true;
-                    lostKey = true;
-                    stopChecks();
-                    evidence.lost(lostReason(), null);
-                }
-            });
-        }
-
-        final void stopChecks() {
-            ScheduledFuture<?> t = task;
-            if (t != null) {
-                t.cancel(false);
-            }
-        }
-    }
-
-    /** One grant: its owner id, its token and the periodic ownership check. */
-    private final class RedisLease extends Renewed implements BackendLease {
-        private final String lockName;
-        private final String key;
-        private final long owner;
-        private final long token;
-
-        RedisLease(String lockName, String key, long owner, long token, LeaseEvidence evidence) {
-            super(evidence);
-            this.lockName = lockName;
-            this.key = key;
-            this.owner = owner;
-            this.token = token;
-        }
-
-        @Override
-        public long fencingToken() {
-            return token;
-        }
-
-        @Override
-        CompletableFuture<Long> renew() {
-            return RedisLockBackend.this.check(key, owner);
-        }
-
-        @Override
-        String subject() {
-            return "lock '" + lockName + "' (" + describe(lockName) + ")";
-        }
-
-        @Override
-        String lostReason() {
-            return describe(lockName) + " no longer holds this lease's owner id: it expired"
-                    + " (renewal failed for longer than the lease), was deleted, or a failover promoted a replica"
-                    + " that never received the grant";
-        }
-
-        /** atLeast by the key's own expiry: it outlives this process, and nothing renews it any more. */
-        @Override
-        public boolean releaseAfter(Duration remaining) {
-            ended = true;
-            stopChecks();
-            if (lostKey) {
-                return true;
-            }
-            long millis = Math.max(1, (remaining.toNanos() + 999_999) / 1_000_000);
-            Long kept = await(redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, LINGER,
-                    RScript.ReturnType.LONG, List.of(key), field(owner), token, millis)
-                    .toCompletableFuture(), "while handing the atLeast bound of lock '" + lockName + "' to the key's expiry");
-            log.debug("lock '{}' ({}) {} for its atLeast bound, {} ms", lockName, describe(lockName),
-                    kept == 1 ? "left to expire" : "was no longer held", millis);
-            return true;
-        }
-
-        @Override
-        public boolean recordsSlots() {
-            return true;
-        }
-
-        @Override
-        public java.util.Optional<java.time.Instant> lastCompletedSlot() {
-            String slotKey = slotKey(lockName);
-            Object slot = await(redisson.getScript(org.redisson.client.codec.StringCodec.INSTANCE).<Object>evalAsync(slotKey,
-                    RScript.Mode.READ_ONLY, "return redis.call('hget', KEYS[1], 'slot')", RScript.ReturnType.VALUE,
-                    List.of(slotKey)).toCompletableFuture(), "while reading the last completed slot of lock '" + lockName + "'");
-            return slot == null ? java.util.Optional.empty() : java.util.Optional.of(java.time.Instant.parse(slot.toString()));
-        }
-
-        @Override
-        public void recordCompletedSlot(java.time.Instant slot) {
-            Long written = await(redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE,
-                    RECORD_SLOT, RScript.ReturnType.LONG, List.of(key, slotKey(lockName)),
-                    field(owner), token, slot.toString()).toCompletableFuture(),
-                    "while recording slot " + slot + " of lock '" + lockName + "'");
-            if (written != 1) {
-                throw new io.latchkey.LockLostException(lockName, "lock '" + lockName + "' (" + describe(lockName)
-                        + ") refused to record slot " + slot + " for token " + token + ": the key no longer holds this"
-                        + " lease, or a later holder recorded a slot; the slot may run again elsewhere");
-            }
-        }
-
-        private <T> T await(CompletableFuture<T> f, String what) {
-            return RedisLockBackend.this.await(f, lockName, "lock '" + lockName + "'", where(lockName), what);
-        }
-
-        @Override
-        public void release() {
-            ended = true;
-            stopChecks();
-            if (lostKey) {
-                return; // the key holds someone else or nothing
-            }
-            String what = "while releasing lock '" + lockName + "' (it expires on its own within "
-                    + Durations.format(lease()) + ")";
-            Long released = await(RedisLockBackend.this.release(key, field(owner)), what);
-            if (released != null && released == 1) {
-                log.debug("lock '{}' ({}) released", lockName, describe(lockName));
-            } else {
-                log.debug("lock '{}' ({}) was no longer held by this lease at release", lockName, describe(lockName));
-            }
-        }
-    }
-
-    /** One permit: its slot, owner id and token, and the periodic ownership check of its slot key. */
-    private final class RedisPermit extends Renewed implements PermitLease {
-        private final String name;
-        private final String tag;
-        private final int permits;
-        private final int slot;
-        private final long owner;
-        private final long token;
-
-        RedisPermit(String name, String tag, int permits, int slot, long owner, long token, LeaseEvidence evidence) {
-            super(evidence);
-            this.name = name;
-            this.tag = tag;
-            this.permits = permits;
-            this.slot = slot;
-            this.owner = owner;
-            this.token = token;
-        }
-
-        @Override
-        public int slot() {
-            return slot;
-        }
-
-        @Override
-        public long fencingToken() {
-            return token;
-        }
-
-        @Override
-        CompletableFuture<Long> renew() {
-            String slotKey = permitKey(tag, slot);
-            return redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(slotKey, RScript.Mode.READ_WRITE, PERMIT_CHECK,
-                    RScript.ReturnType.LONG, List.of(slotKey, semaphoreKey(tag)), field(owner), leaseMillis, permits)
-                    .toCompletableFuture();
-        }
-
-        @Override
-        String subject() {
-            return "semaphore '" + name + "' permit " + slot + " (" + describeSemaphore(name) + ")";
-        }
-
-        @Override
-        String lostReason() {
-            return "redis key '" + permitKey(tag, slot) + "' of " + describeSemaphore(name) + " no longer holds this"
-                    + " permit's owner id: it expired (renewal failed for longer than the lease), was deleted, or a"
-                    + " failover promoted a replica that never received the grant";
-        }
-
-        @Override
-        public void release() {
-            ended = true;
-            stopChecks();
-            if (lostKey) {
-                return; // the slot key holds someone else or nothing
-            }
-            String what = "while releasing permit " + slot + " of semaphore '" + name + "' (it expires on its own within "
-                    + Durations.format(lease()) + ")";
-            Long released = await(releasePermit(tag, field(owner), slot, permits), name, "semaphore '" + name + "'",
-                    whereSemaphore(name), what);
-            log.debug("semaphore '{}' ({}) permit {} {}", name, describeSemaphore(name), slot,
-                    released != null && released == 1 ? "released" : "was no longer held by this lease at release");
         }
     }
 }
