@@ -23,6 +23,8 @@ import static io.latchkey.redis.RedisScripts.RELEASE;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
+import io.latchkey.redis.RedisContender.Contention;
+import io.latchkey.redis.RedisContender.Granted;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Deadline;
@@ -35,7 +37,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,11 +44,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.redisson.Redisson;
 import org.redisson.api.RFuture;
 import org.redisson.api.RScript;
-import org.redisson.api.RTopic;
 import org.redisson.api.RedissonClient;
-import org.redisson.api.listener.BaseStatusListener;
 import org.redisson.client.codec.LongCodec;
-import org.redisson.client.codec.StringCodec;
 import org.redisson.client.protocol.RedisCommands;
 import org.redisson.command.CommandAsyncExecutor;
 import org.slf4j.Logger;
@@ -108,6 +106,7 @@ final class RedisLockBackend implements SemaphoreBackend {
     final long leaseMillis; // read by the leases for their scripts
     private final long checkPeriodMillis;
     private final ScheduledThreadPoolExecutor checker;
+    private final RedisContender contender;
     /** On a Redis Cluster a lock key with a brace gets a hash tag of its own; see {@link RedisKeys}. */
     private final boolean cluster;
 
@@ -131,6 +130,7 @@ final class RedisLockBackend implements SemaphoreBackend {
         this.checker = new ScheduledThreadPoolExecutor(1,
                 DaemonThreads.factory("latchkey-redis-" + INSTANCES.incrementAndGet() + "-check"));
         this.checker.setRemoveOnCancelPolicy(true);
+        this.contender = new RedisContender(redisson, timeout);
     }
 
     /** The lease: the time to live this backend gives the lock keys and renews. */
@@ -217,231 +217,23 @@ final class RedisLockBackend implements SemaphoreBackend {
                 release(key, field);
             }
         };
-        Granted granted = contend(lock, field(owner), deadline);
+        Granted granted = contender.contend(lock, field(owner), deadline);
         if (granted == null) {
             return null;
         }
-        long token = granted.reply.get(0);
-        long ttl = granted.reply.get(1);
-        evidence.confirmed(granted.sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
+        long token = granted.reply().get(0);
+        long ttl = granted.reply().get(1);
+        evidence.confirmed(granted.sentAt(), ttl < 0 ? lease() : Duration.ofMillis(ttl));
         RedisLease lease = new RedisLease(this, lockName, key, owner, token, evidence);
         lease.start();
         log.debug("lock '{}' ({}) acquired with token {}", lockName, describe(lockName), token);
         return lease;
     }
 
-    /**
-     * What an acquire contends for: a lock's key or a semaphore's slots, with the waiter queue and wake
-     * channel beside them, and how one attempt is sent and undone.
-     */
-    private abstract class Contention {
-        final String subject;
-        final String name;
-        final String where;
-        final String waitersKey;
-        final String wakeChannel;
-
-        Contention(String subject, String name, String where, String waitersKey, String wakeChannel) {
-            this.subject = subject;
-            this.name = name;
-            this.where = where;
-            this.waitersKey = waitersKey;
-            this.wakeChannel = wakeChannel;
-        }
-
-        /** One grant script: {token, PTTL, ...} when granted, {-1, PTTL of the holder to wait for, ...} when not. */
-        abstract RFuture<List<Long>> send(String field, long queueFor);
-
-        /** Makes sure an attempt whose answer we do not have holds nothing for {@code field}. */
-        abstract void undo(String field);
-
-        /** The error for an answer that refuses the request outright (not "held"), or {@code null}. */
-        RuntimeException refusal(List<Long> reply) {
-            return null;
-        }
-    }
-
-    /** The answer of the attempt that was granted, and when it was sent. */
-    private record Granted(long sentAt, List<Long> reply) {
-    }
-
-    /**
-     * Attempts until granted or the wait is over: queued by the first attempt already if there is a
-     * wait, then subscribed to the wake channel, then woken by a release naming this owner, else at the
-     * holder's expiry or at the end of the wait. {@code null} if not granted.
-     */
-    private Granted contend(Contention c, String field, Deadline deadline) throws InterruptedException {
-        // The caller's bound: the wait plus one timeout for the last round trip.
-        Deadline end = deadline.plus(timeout);
-        Waiter waiter = null;
-        try {
-            // Queued by the first attempt already if there is a wait: a release between that attempt and the
-            // subscription is caught by the attempt that follows the subscription.
-            long queueFor = deadline.hasPassed() ? -1 : Math.max(1, deadline.remainingMillis());
-            while (true) {
-                if (waiter != null) {
-                    waiter.wake.drainPermits(); // a wake-up from now on is news for the attempt below or a later one
-                }
-                long sentAt = System.nanoTime();
-                List<Long> r = attempt(c, field, queueFor, end);
-                RuntimeException refused = c.refusal(r);
-                if (refused != null) {
-                    throw refused;
-                }
-                long token = r.get(0);
-                long ttl = r.get(1);
-                if (token >= 0) {
-                    return new Granted(sentAt, r);
-                }
-                if (queueFor <= 0) {
-                    return null; // not queued (no wait), or left the queue (the wait is over)
-                }
-                if (waiter == null) {
-                    waiter = subscribe(c, field, end);
-                } else {
-                    // woken by a release naming this owner, else at the holder key's expiry or the end of the wait
-                    long sleep = deadline.remainingMillis();
-                    if (ttl >= 0) {
-                        sleep = Math.min(sleep, Math.max(1, ttl));
-                    }
-                    waiter.wake.tryAcquire(sleep, TimeUnit.MILLISECONDS);
-                }
-                queueFor = deadline.hasPassed() ? 0 : Math.max(1, deadline.remainingMillis());
-            }
-        } catch (InterruptedException | RuntimeException e) {
-            leaveQueue(c.waitersKey, field);
-            throw e;
-        } finally {
-            if (waiter != null) {
-                waiter.close();
-            }
-        }
-    }
-
-    /** One grant script, bounded by {@link #bound}; never leaves anything held when given up. */
-    private List<Long> attempt(Contention c, String field, long queueFor, Deadline end) throws InterruptedException {
-        long sentAt = System.nanoTime();
-        long bound = bound(end);
-        RFuture<List<Long>> pending = c.send(field, queueFor);
-        String action = "while acquiring " + c.subject;
-        try {
-            return pending.toCompletableFuture().get(bound, TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            abandon(c, field);
-            throw e;
-        } catch (TimeoutException e) {
-            abandon(c, field);
-            throw orPaused(didNotAnswer(c.name, c.where, action + " (within the wait plus the timeout)", timeout,
-                    e), c.name, c.subject, c.where, action, sentAt, bound);
-        } catch (ExecutionException e) {
-            // An attempt that failed after its script ran (no replica acknowledged it, or the answer was lost) may have left the key.
-            abandon(c, field);
-            throw orPaused(translate(c.name, c.where, action, timeout, e), c.name, c.subject, c.where, action,
-                    sentAt, bound);
-        }
-    }
-
-    /**
-     * A round trip's bound: the timeout, within the caller's end, but at least a quarter of the timeout,
-     * so that a call made at the very end of the wait, or after this process was paused, still gets its answer.
-     */
-    private long bound(Deadline end) {
-        return Math.max(Math.min(end.remainingNanos(), timeout.toNanos()), timeout.toNanos() / 4);
-    }
-
-    /** Makes sure an attempt we stop waiting for never leaves anything held or this owner queued. */
-    private void abandon(Contention c, String field) {
-        c.undo(field);
-        leaveQueue(c.waitersKey, field);
-    }
-
     CompletableFuture<Long> release(String key, String field) {
         return redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, RELEASE,
                 RScript.ReturnType.LONG, List.of(key, waitersKey(key), wakeChannel(key), redissonChannel(key)), field)
                 .toCompletableFuture();
-    }
-
-    /** Best effort: an entry left behind goes stale on its own within the wait it announced plus a timeout. */
-    private void leaveQueue(String waitersKey, String field) {
-        redisson.getScoredSortedSet(waitersKey, StringCodec.INSTANCE).removeAsync(field);
-    }
-
-    /**
-     * Listens on the wake channel for this owner's name. Redisson subscribes its channels again after it
-     * reconnects (a restart of the server), so a waiter stays reachable across a restart.
-     */
-    private Waiter subscribe(Contention c, String field, Deadline end) throws InterruptedException {
-        long sentAt = System.nanoTime();
-        long bound = bound(end);
-        Waiter waiter = new Waiter(redisson.getTopic(c.wakeChannel, StringCodec.INSTANCE));
-        RFuture<Integer> f = waiter.topic.addListenerAsync(String.class, (channel, message) -> {
-            if (field.equals(message)) {
-                waiter.wake.release();
-            }
-        });
-        // After a reconnect Redisson subscribes again, but a release published before that is not heard:
-        // the waiter tries once more when the channel is subscribed again, as it did after its first subscription.
-        waiter.topic.addListenerAsync(new BaseStatusListener() {
-            @Override
-            public void onSubscribe(String channel) {
-                waiter.wake.release();
-            }
-        }).thenAccept(waiter::statusListener);
-        String action = "while subscribing to the wake-ups of " + c.subject;
-        try {
-            waiter.listener = f.toCompletableFuture().get(bound, TimeUnit.NANOSECONDS);
-            return waiter;
-        } catch (TimeoutException e) {
-            f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
-            waiter.close();
-            throw orPaused(didNotAnswer(c.name, c.where, action, timeout, e), c.name, c.subject, c.where,
-                    action, sentAt, bound);
-        } catch (ExecutionException e) {
-            waiter.close();
-            throw orPaused(translate(c.name, c.where, action, timeout, e), c.name, c.subject, c.where, action,
-                    sentAt, bound);
-        } catch (InterruptedException e) {
-            f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
-            waiter.close();
-            throw e;
-        }
-    }
-
-    /**
-     * A waiting acquire's subscription: one permit per release that named its owner, and one each time
-     * the channel is subscribed again after a reconnect.
-     */
-    private static final class Waiter {
-        final RTopic topic;
-        final Semaphore wake = new Semaphore(0);
-        volatile Integer listener;
-        private Integer status; // guarded by this
-        private boolean closed; // guarded by this
-
-        Waiter(RTopic topic) {
-            this.topic = topic;
-        }
-
-        synchronized void statusListener(Integer id) {
-            if (closed) {
-                topic.removeListenerAsync(id);
-            } else {
-                status = id;
-            }
-        }
-
-        void close() {
-            Integer id = listener;
-            if (id != null) {
-                topic.removeListenerAsync(id); // Redisson unsubscribes when the channel's last listener goes
-            }
-            synchronized (this) {
-                closed = true;
-                if (status != null) {
-                    topic.removeListenerAsync(status);
-                }
-            }
-        }
     }
 
     // ---- semaphores ----
@@ -492,14 +284,14 @@ final class RedisLockBackend implements SemaphoreBackend {
                         + ": every holder of a semaphore must use the same number of permits");
             }
         };
-        Granted granted = contend(semaphore, field(owner), deadline);
+        Granted granted = contender.contend(semaphore, field(owner), deadline);
         if (granted == null) {
             return null;
         }
-        long token = granted.reply.get(0);
-        long ttl = granted.reply.get(1);
-        int slot = granted.reply.get(2).intValue();
-        evidence.confirmed(granted.sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
+        long token = granted.reply().get(0);
+        long ttl = granted.reply().get(1);
+        int slot = granted.reply().get(2).intValue();
+        evidence.confirmed(granted.sentAt(), ttl < 0 ? lease() : Duration.ofMillis(ttl));
         RedisPermit permit = new RedisPermit(this, name, tag, permits, slot, owner, token, evidence);
         permit.start();
         log.debug("semaphore '{}' ({}) permit {} acquired with token {}", name, describeSemaphore(name), slot, token);
