@@ -235,7 +235,7 @@ final class GroupMember implements PermitLease {
             if (slotAnchor >= 0) {
                 return slotAnchor;
             }
-            long offset = backend.produceMarker(lockName, topic, clientId);
+            long offset = backend.records().produceMarker(lockName, topic, clientId);
             if (!holding || System.nanoTime() - keptUntilNanos >= 0) {
                 throw new LockLostException(lockName, what + " (kafka topic '" + topic + "') may have"
                         + " been granted to another holder before this holder marked its partition"
@@ -374,7 +374,7 @@ final class GroupMember implements PermitLease {
 
     /** Why an acquire that neither joined a rebalance nor heard the coordinator in time failed. */
     private LockBackendUnavailableException unavailable(long deadlineNanos) {
-        String paused = KafkaLockBackend.pausedFor(Deadline.atNanoTime(deadlineNanos), Duration.ofNanos(timeoutNanos));
+        String paused = KafkaErrors.pausedFor(Deadline.atNanoTime(deadlineNanos), Duration.ofNanos(timeoutNanos));
         if (paused != null) {
             return new LockBackendUnavailableException(lockName, "acquiring " + what + " (kafka topic '" + topic
                     + "') gave up: " + paused, null);
@@ -401,16 +401,16 @@ final class GroupMember implements PermitLease {
         if (e instanceof InvalidSessionTimeoutException) {
             return new LockException(lockName, "the broker refused lease " + Durations.format(backend.options().lease())
                     + " as the session timeout of consumer group '" + topic + "' (" + what + "): " + e.getMessage()
-                    + "; choose a lease within the broker's " + KafkaLockBackend.MIN_SESSION + " and "
-                    + KafkaLockBackend.MAX_SESSION, e);
+                    + "; choose a lease within the broker's " + KafkaConnect.MIN_SESSION + " and "
+                    + KafkaConnect.MAX_SESSION, e);
         }
-        LockException refused = backend.authorizationFailure(lockName, e instanceof GroupAuthorizationException
+        LockException refused = backend.errors().authorizationFailure(lockName, e instanceof GroupAuthorizationException
                 ? "READ group '" + topic + "' (join the lock's consumer group)"
                 : "DESCRIBE and READ topic '" + topic + "' (subscribe to the lock's topic)", e);
         if (refused != null) {
             return refused;
         }
-        LockException security = backend.securityFailure(lockName, "joining consumer group '" + topic + "' of "
+        LockException security = backend.errors().securityFailure(lockName, "joining consumer group '" + topic + "' of "
                 + what, e);
         if (security != null) {
             return security;
