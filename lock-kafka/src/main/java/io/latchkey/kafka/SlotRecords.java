@@ -16,7 +16,7 @@ import org.apache.kafka.common.header.Header;
  * grant markers.
  *
  * <p>A holder that reads or records a slot first appends a grant marker to the lock's partition (once
- * per grant, and only while the broker still keeps it in the group; see {@code GroupMember}), and then
+ * per grant, and only while the broker still keeps it in the group; see {@code HolderSlots}), and then
  * slot records carrying that marker's offset. Kafka cannot append conditionally, so the guard is in
  * the reading: a slot record counts only if no grant marker lies between its writer's marker and
  * itself, that is, if no later holder that reads or records slots had marked the partition when the
