@@ -16,7 +16,7 @@ import org.apache.kafka.common.header.Header;
  * grant markers.
  *
  * <p>A holder that reads or records a slot first appends a grant marker to the lock's partition (once
- * per grant, and only while the broker still keeps it in the group; see {@code GroupMember}), and then
+ * per grant, and only while the broker still keeps it in the group; see {@code HolderSlots}), and then
  * slot records carrying that marker's offset. Kafka cannot append conditionally, so the guard is in
  * the reading: a slot record counts only if no grant marker lies between its writer's marker and
  * itself, that is, if no later holder that reads or records slots had marked the partition when the
@@ -36,12 +36,12 @@ final class SlotRecords {
     /** The last completed slot recorded on the lock's partition, by any holder; empty if none. */
     static Optional<Instant> last(KafkaLockBackend backend, String lockName, TopicPartition partition)
             throws InterruptedException {
-        long end = backend.endOffset(lockName, partition);
+        long end = backend.records().endOffset(lockName, partition);
         long window = FIRST_WINDOW;
         long from = Math.max(0, end - window);
         long[] first = new long[1];
         while (true) {
-            List<ConsumerRecord<byte[], byte[]>> records = backend.read(lockName, partition, from, end, first);
+            List<ConsumerRecord<byte[], byte[]>> records = backend.records().read(lockName, partition, from, end, first);
             long start = first[0];
             boolean extend = false;
             for (int i = records.size() - 1; i >= 0; i--) {
@@ -85,8 +85,8 @@ final class SlotRecords {
      */
     static void record(KafkaLockBackend backend, String lockName, TopicPartition partition, long token, Instant slot)
             throws InterruptedException {
-        long offset = backend.produceSlot(lockName, partition.topic(), token, slot);
-        List<ConsumerRecord<byte[], byte[]>> between = backend.read(lockName, partition, token + 1, offset, new long[1]);
+        long offset = backend.records().produceSlot(lockName, partition.topic(), token, slot);
+        List<ConsumerRecord<byte[], byte[]>> between = backend.records().read(lockName, partition, token + 1, offset, new long[1]);
         if (grantBetween(between, token, offset)) {
             throw new LockLostException(lockName, "lock '" + lockName + "' (kafka topic '" + partition.topic()
                     + "') was granted to another holder before slot " + slot + " was recorded for token " + token
@@ -104,12 +104,12 @@ final class SlotRecords {
     }
 
     private static boolean isSlot(ConsumerRecord<byte[], byte[]> r) {
-        Header kind = r.headers().lastHeader(KafkaLockBackend.KIND);
-        return kind != null && Arrays.equals(kind.value(), KafkaLockBackend.SLOT);
+        Header kind = r.headers().lastHeader(KafkaRecords.KIND);
+        return kind != null && Arrays.equals(kind.value(), KafkaRecords.SLOT);
     }
 
     private static long token(ConsumerRecord<byte[], byte[]> r) {
-        Header h = r.headers().lastHeader(KafkaLockBackend.TOKEN);
+        Header h = r.headers().lastHeader(KafkaRecords.TOKEN);
         try {
             return h == null ? -1 : Long.parseLong(new String(h.value(), StandardCharsets.UTF_8));
         } catch (NumberFormatException e) {

@@ -61,7 +61,7 @@
  *       first join reports the broker's refusal). The holder's validity comes from its own heartbeat
  *       evidence (the broker never tells a cut-off member it was expelled), with
  *       {@code min(session.timeout.ms, max.poll.interval.ms)} as the time the broker keeps a silent
- *       member; see {@code GroupMember}.</li>
+ *       member; see {@code HeartbeatEvidence}.</li>
  *   <li><b>What an acquire costs, and what is cached.</b> A lock name's topic is looked up (and
  *       created) with the admin client once; the client then keeps it known, the 1024 most recently
  *       used names (about 200 bytes each), so a name seen before needs no admin or metadata request of
@@ -127,7 +127,7 @@
  *       ends, and report a loss it did not suffer. So a holder heartbeats on through a rebalance (the
  *       coordinator keeps its session alive meanwhile) and rejoins only the safety margin, three
  *       heartbeat intervals and a tenth of the timeout after it heard of it; it polls only then, to
- *       finish a join or run a loss callback, and every few seconds ({@code GroupMember}). The consumer
+ *       finish a join or run a loss callback, and every few seconds ({@code PermitRejoin}). The consumer
  *       tells neither that a rebalance began nor its generation before its next poll, which would rejoin
  *       at once; both are read from kafka-clients' classic coordinator by reflection (checked against
  *       4.3.1), and without them a holder rejoins at once, with a warning. The cost: while permits are

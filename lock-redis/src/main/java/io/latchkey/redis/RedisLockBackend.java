@@ -1,7 +1,10 @@
 package io.latchkey.redis;
 
+import static io.latchkey.redis.RedisErrors.didNotAnswer;
+import static io.latchkey.redis.RedisErrors.orPaused;
+import static io.latchkey.redis.RedisErrors.transientInCluster;
+import static io.latchkey.redis.RedisErrors.translate;
 import static io.latchkey.redis.RedisKeys.PERMIT_KEY_HEAD;
-import static io.latchkey.redis.RedisKeys.permitKey;
 import static io.latchkey.redis.RedisKeys.permitKeyTail;
 import static io.latchkey.redis.RedisKeys.redissonChannel;
 import static io.latchkey.redis.RedisKeys.semaphoreKey;
@@ -12,24 +15,20 @@ import static io.latchkey.redis.RedisKeys.semaphoreWakeChannel;
 import static io.latchkey.redis.RedisKeys.tokenKey;
 import static io.latchkey.redis.RedisKeys.waitersKey;
 import static io.latchkey.redis.RedisKeys.wakeChannel;
-import static io.latchkey.redis.RedisScripts.CHECK;
 import static io.latchkey.redis.RedisScripts.GRANT;
-import static io.latchkey.redis.RedisScripts.LINGER;
-import static io.latchkey.redis.RedisScripts.PERMIT_CHECK;
 import static io.latchkey.redis.RedisScripts.PERMIT_GRANT;
 import static io.latchkey.redis.RedisScripts.PERMIT_RELEASE;
-import static io.latchkey.redis.RedisScripts.RECORD_SLOT;
 import static io.latchkey.redis.RedisScripts.RELEASE;
 
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
+import io.latchkey.redis.RedisContender.Contention;
+import io.latchkey.redis.RedisContender.Granted;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.DaemonThreads;
-import io.latchkey.spi.Durations;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
-import io.latchkey.spi.Pauses;
 import io.latchkey.spi.PermitLease;
 import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
@@ -38,20 +37,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.redisson.Redisson;
 import org.redisson.api.RFuture;
 import org.redisson.api.RScript;
-import org.redisson.api.RTopic;
 import org.redisson.api.RedissonClient;
-import org.redisson.api.listener.BaseStatusListener;
 import org.redisson.client.codec.LongCodec;
-import org.redisson.client.codec.StringCodec;
 import org.redisson.client.protocol.RedisCommands;
 import org.redisson.command.CommandAsyncExecutor;
 import org.slf4j.Logger;
@@ -103,15 +97,16 @@ final class RedisLockBackend implements SemaphoreBackend {
         return RedisKeys.slotKey(key(lockName), cluster);
     }
 
-    private final RedissonClient redisson;
+    final RedissonClient redisson; // read by the leases for their scripts
     private final CommandAsyncExecutor commands;
     private final boolean ownsClient;
     private final String prefix;
     private final Duration timeout;
     private final String server;
-    private final long leaseMillis;
+    final long leaseMillis; // read by the leases for their scripts
     private final long checkPeriodMillis;
     private final ScheduledThreadPoolExecutor checker;
+    private final RedisContender contender;
     /** On a Redis Cluster a lock key with a brace gets a hash tag of its own; see {@link RedisKeys}. */
     private final boolean cluster;
 
@@ -135,6 +130,7 @@ final class RedisLockBackend implements SemaphoreBackend {
         this.checker = new ScheduledThreadPoolExecutor(1,
                 DaemonThreads.factory("latchkey-redis-" + INSTANCES.incrementAndGet() + "-check"));
         this.checker.setRemoveOnCancelPolicy(true);
+        this.contender = new RedisContender(redisson, timeout);
     }
 
     /** The lease: the time to live this backend gives the lock keys and renews. */
@@ -142,8 +138,13 @@ final class RedisLockBackend implements SemaphoreBackend {
         return Duration.ofMillis(leaseMillis);
     }
 
+    /** Runs a held lease's {@code check} every check period on this backend's checker thread, until cancelled. */
+    ScheduledFuture<?> everyCheckPeriod(Runnable check) {
+        return checker.scheduleWithFixedDelay(check, checkPeriodMillis, checkPeriodMillis, TimeUnit.MILLISECONDS);
+    }
+
     /** The key and the server, for messages of this backend's own: the lock's key, the URI once. */
-    private String where(String lockName) {
+    String where(String lockName) {
         return describe(lockName) + " on " + server;
     }
 
@@ -157,7 +158,7 @@ final class RedisLockBackend implements SemaphoreBackend {
     }
 
     /** The hash field of an owner, as Redisson writes its lock owners: the client's id and the owner id. */
-    private String field(long owner) {
+    String field(long owner) {
         return redisson.getId() + ":" + owner;
     }
 
@@ -167,7 +168,7 @@ final class RedisLockBackend implements SemaphoreBackend {
                 () -> acquireOnce(lockName, deadline, evidence));
     }
 
-    /** One acquire, or on a Redis Cluster as many as {@link #transientInCluster} failures need within the wait. */
+    /** One acquire, or on a Redis Cluster as many as {@link RedisErrors#transientInCluster} failures need within the wait. */
     private interface Acquire<T> {
         T run() throws InterruptedException;
     }
@@ -199,17 +200,6 @@ final class RedisLockBackend implements SemaphoreBackend {
         }
     }
 
-    private static boolean transientInCluster(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof org.redisson.client.RedisClusterDownException
-                    || t instanceof org.redisson.client.RedisTryAgainException
-                    || t instanceof org.redisson.client.RedisNodeNotFoundException) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     private BackendLease acquireOnce(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         String key = key(lockName);
         long owner = OWNERS.decrementAndGet();
@@ -227,252 +217,23 @@ final class RedisLockBackend implements SemaphoreBackend {
                 release(key, field);
             }
         };
-        Granted granted = contend(lock, field(owner), deadline);
+        Granted granted = contender.contend(lock, field(owner), deadline);
         if (granted == null) {
             return null;
         }
-        long token = granted.reply.get(0);
-        long ttl = granted.reply.get(1);
-        evidence.confirmed(granted.sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
-        RedisLease lease = new RedisLease(lockName, key, owner, token, evidence);
+        long token = granted.reply().get(0);
+        long ttl = granted.reply().get(1);
+        evidence.confirmed(granted.sentAt(), ttl < 0 ? lease() : Duration.ofMillis(ttl));
+        RedisLease lease = new RedisLease(this, lockName, key, owner, token, evidence);
         lease.start();
         log.debug("lock '{}' ({}) acquired with token {}", lockName, describe(lockName), token);
         return lease;
     }
 
-    /**
-     * What an acquire contends for: a lock's key or a semaphore's slots, with the waiter queue and wake
-     * channel beside them, and how one attempt is sent and undone.
-     */
-    private abstract class Contention {
-        final String subject;
-        final String name;
-        final String where;
-        final String waitersKey;
-        final String wakeChannel;
-
-        Contention(String subject, String name, String where, String waitersKey, String wakeChannel) {
-            this.subject = subject;
-            this.name = name;
-            this.where = where;
-            this.waitersKey = waitersKey;
-            this.wakeChannel = wakeChannel;
-        }
-
-        /** One grant script: {token, PTTL, ...} when granted, {-1, PTTL of the holder to wait for, ...} when not. */
-        abstract RFuture<List<Long>> send(String field, long queueFor);
-
-        /** Makes sure an attempt whose answer we do not have holds nothing for {@code field}. */
-        abstract void undo(String field);
-
-        /** The error for an answer that refuses the request outright (not "held"), or {@code null}. */
-        RuntimeException refusal(List<Long> reply) {
-            return null;
-        }
-    }
-
-    /** The answer of the attempt that was granted, and when it was sent. */
-    private record Granted(long sentAt, List<Long> reply) {
-    }
-
-    /**
-     * Attempts until granted or the wait is over: queued by the first attempt already if there is a
-     * wait, then subscribed to the wake channel, then woken by a release naming this owner, else at the
-     * holder's expiry or at the end of the wait. {@code null} if not granted.
-     */
-    private Granted contend(Contention c, String field, Deadline deadline) throws InterruptedException {
-        // The caller's bound: the wait plus one timeout for the last round trip.
-        Deadline end = deadline.plus(timeout);
-        Waiter waiter = null;
-        try {
-            // Queued by the first attempt already if there is a wait: a release between that attempt and the
-            // subscription is caught by the attempt that follows the subscription.
-            long queueFor = deadline.hasPassed() ? -1 : Math.max(1, deadline.remainingMillis());
-            while (true) {
-                if (waiter != null) {
-                    waiter.wake.drainPermits(); // a wake-up from now on is news for the attempt below or a later one
-                }
-                long sentAt = System.nanoTime();
-                List<Long> r = attempt(c, field, queueFor, end);
-                RuntimeException refused = c.refusal(r);
-                if (refused != null) {
-                    throw refused;
-                }
-                long token = r.get(0);
-                long ttl = r.get(1);
-                if (token >= 0) {
-                    return new Granted(sentAt, r);
-                }
-                if (queueFor <= 0) {
-                    return null; // not queued (no wait), or left the queue (the wait is over)
-                }
-                if (waiter == null) {
-                    waiter = subscribe(c, field, end);
-                } else {
-                    // woken by a release naming this owner, else at the holder key's expiry or the end of the wait
-                    long sleep = deadline.remainingMillis();
-                    if (ttl >= 0) {
-                        sleep = Math.min(sleep, Math.max(1, ttl));
-                    }
-                    waiter.wake.tryAcquire(sleep, TimeUnit.MILLISECONDS);
-                }
-                queueFor = deadline.hasPassed() ? 0 : Math.max(1, deadline.remainingMillis());
-            }
-        } catch (InterruptedException | RuntimeException e) {
-            leaveQueue(c.waitersKey, field);
-            throw e;
-        } finally {
-            if (waiter != null) {
-                waiter.close();
-            }
-        }
-    }
-
-    /** One grant script, bounded by {@link #bound}; never leaves anything held when given up. */
-    private List<Long> attempt(Contention c, String field, long queueFor, Deadline end) throws InterruptedException {
-        long sentAt = System.nanoTime();
-        long bound = bound(end);
-        RFuture<List<Long>> pending = c.send(field, queueFor);
-        String action = "while acquiring " + c.subject;
-        try {
-            return pending.toCompletableFuture().get(bound, TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            abandon(c, field);
-            throw e;
-        } catch (TimeoutException e) {
-            abandon(c, field);
-            throw orPaused(RedisConfigs.didNotAnswer(c.name, c.where, action + " (within the wait plus the timeout)", timeout,
-                    e), c.name, c.subject, c.where, action, sentAt, bound);
-        } catch (ExecutionException e) {
-            // An attempt that failed after its script ran (no replica acknowledged it, or the answer was lost) may have left the key.
-            abandon(c, field);
-            throw orPaused(RedisConfigs.translate(c.name, c.where, action, timeout, e), c.name, c.subject, c.where, action,
-                    sentAt, bound);
-        }
-    }
-
-    /**
-     * A round trip's bound: the timeout, within the caller's end, but at least a quarter of the timeout,
-     * so that a call made at the very end of the wait, or after this process was paused, still gets its answer.
-     */
-    private long bound(Deadline end) {
-        return Math.max(Math.min(end.remainingNanos(), timeout.toNanos()), timeout.toNanos() / 4);
-    }
-
-    /**
-     * {@code failure}, or the same told as a pause of this process ({@link Pauses}) if the call that began
-     * at {@code startNanos} with the bound {@code boundNanos} gave up far past it: then Redis is not blamed.
-     *
-     * @param subject {@code "lock 'x'"} or {@code "semaphore 'x'"}
-     * @param action what the call did, as the messages of this backend say it ({@code "while acquiring ..."})
-     */
-    private LockException orPaused(LockException failure, String name, String subject, String where, String action,
-            long startNanos, long boundNanos) {
-        String doing = action.startsWith("while ") ? action.substring("while ".length()) : action;
-        return Pauses.since(startNanos, Duration.ofNanos(boundNanos)).explain(failure, name,
-                subject + " (" + where + "): ", doing, "redis");
-    }
-
-    /** Makes sure an attempt we stop waiting for never leaves anything held or this owner queued. */
-    private void abandon(Contention c, String field) {
-        c.undo(field);
-        leaveQueue(c.waitersKey, field);
-    }
-
-    private CompletableFuture<Long> release(String key, String field) {
+    CompletableFuture<Long> release(String key, String field) {
         return redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, RELEASE,
                 RScript.ReturnType.LONG, List.of(key, waitersKey(key), wakeChannel(key), redissonChannel(key)), field)
                 .toCompletableFuture();
-    }
-
-    /** Best effort: an entry left behind goes stale on its own within the wait it announced plus a timeout. */
-    private void leaveQueue(String waitersKey, String field) {
-        redisson.getScoredSortedSet(waitersKey, StringCodec.INSTANCE).removeAsync(field);
-    }
-
-    /**
-     * Listens on the wake channel for this owner's name. Redisson subscribes its channels again after it
-     * reconnects (a restart of the server), so a waiter stays reachable across a restart.
-     */
-    private Waiter subscribe(Contention c, String field, Deadline end) throws InterruptedException {
-        long sentAt = System.nanoTime();
-        long bound = bound(end);
-        Waiter waiter = new Waiter(redisson.getTopic(c.wakeChannel, StringCodec.INSTANCE));
-        RFuture<Integer> f = waiter.topic.addListenerAsync(String.class, (channel, message) -> {
-            if (field.equals(message)) {
-                waiter.wake.release();
-            }
-        });
-        // After a reconnect Redisson subscribes again, but a release published before that is not heard:
-        // the waiter tries once more when the channel is subscribed again, as it did after its first subscription.
-        waiter.topic.addListenerAsync(new BaseStatusListener() {
-            @Override
-            public void onSubscribe(String channel) {
-                waiter.wake.release();
-            }
-        }).thenAccept(waiter::statusListener);
-        String action = "while subscribing to the wake-ups of " + c.subject;
-        try {
-            waiter.listener = f.toCompletableFuture().get(bound, TimeUnit.NANOSECONDS);
-            return waiter;
-        } catch (TimeoutException e) {
-            f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
-            waiter.close();
-            throw orPaused(RedisConfigs.didNotAnswer(c.name, c.where, action, timeout, e), c.name, c.subject, c.where,
-                    action, sentAt, bound);
-        } catch (ExecutionException e) {
-            waiter.close();
-            throw orPaused(RedisConfigs.translate(c.name, c.where, action, timeout, e), c.name, c.subject, c.where, action,
-                    sentAt, bound);
-        } catch (InterruptedException e) {
-            f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
-            waiter.close();
-            throw e;
-        }
-    }
-
-    /**
-     * A waiting acquire's subscription: one permit per release that named its owner, and one each time
-     * the channel is subscribed again after a reconnect.
-     */
-    private static final class Waiter {
-        final RTopic topic;
-        final Semaphore wake = new Semaphore(0);
-        volatile Integer listener;
-        private Integer status; // guarded by this
-        private boolean closed; // guarded by this
-
-        Waiter(RTopic topic) {
-            this.topic = topic;
-        }
-
-        synchronized void statusListener(Integer id) {
-            if (closed) {
-                topic.removeListenerAsync(id);
-            } else {
-                status = id;
-            }
-        }
-
-        void close() {
-            Integer id = listener;
-            if (id != null) {
-                topic.removeListenerAsync(id); // Redisson unsubscribes when the channel's last listener goes
-            }
-            synchronized (this) {
-                closed = true;
-                if (status != null) {
-                    topic.removeListenerAsync(status);
-                }
-            }
-        }
-    }
-
-    private CompletableFuture<Long> check(String key, long owner) {
-        RScript script = redisson.getScript(LongCodec.INSTANCE);
-        RFuture<Long> f = script.evalAsync(key, RScript.Mode.READ_WRITE, CHECK, RScript.ReturnType.LONG,
-                List.of(key), field(owner), leaseMillis);
-        return f.toCompletableFuture();
     }
 
     // ---- semaphores ----
@@ -482,7 +243,7 @@ final class RedisLockBackend implements SemaphoreBackend {
         return "redis key '" + semaphoreKey(semaphoreTag(prefix, name)) + "'";
     }
 
-    private String whereSemaphore(String name) {
+    String whereSemaphore(String name) {
         return describeSemaphore(name) + " on " + server;
     }
 
@@ -523,15 +284,15 @@ final class RedisLockBackend implements SemaphoreBackend {
                         + ": every holder of a semaphore must use the same number of permits");
             }
         };
-        Granted granted = contend(semaphore, field(owner), deadline);
+        Granted granted = contender.contend(semaphore, field(owner), deadline);
         if (granted == null) {
             return null;
         }
-        long token = granted.reply.get(0);
-        long ttl = granted.reply.get(1);
-        int slot = granted.reply.get(2).intValue();
-        evidence.confirmed(granted.sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
-        RedisPermit permit = new RedisPermit(name, tag, permits, slot, owner, token, evidence);
+        long token = granted.reply().get(0);
+        long ttl = granted.reply().get(1);
+        int slot = granted.reply().get(2).intValue();
+        evidence.confirmed(granted.sentAt(), ttl < 0 ? lease() : Duration.ofMillis(ttl));
+        RedisPermit permit = new RedisPermit(this, name, tag, permits, slot, owner, token, evidence);
         permit.start();
         log.debug("semaphore '{}' ({}) permit {} acquired with token {}", name, describeSemaphore(name), slot, token);
         return permit;
@@ -541,7 +302,7 @@ final class RedisLockBackend implements SemaphoreBackend {
     private static final long MISMATCH = -2;
 
     /** {@link RedisScripts#PERMIT_RELEASE} of {@code slot} ({@code -1}: whichever slot holds {@code field}). */
-    private CompletableFuture<Long> releasePermit(String tag, String field, int slot, int permits) {
+    CompletableFuture<Long> releasePermit(String tag, String field, int slot, int permits) {
         String key = semaphoreKey(tag);
         return redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, PERMIT_RELEASE,
                 RScript.ReturnType.LONG, List.of(key, semaphoreWaitersKey(tag), semaphoreWakeChannel(tag)), field, slot,
@@ -563,248 +324,19 @@ final class RedisLockBackend implements SemaphoreBackend {
     }
 
     /** {@code f}'s answer within the timeout, or the error of this backend for {@code name} at {@code where}. */
-    private <T> T await(CompletableFuture<T> f, String name, String subject, String where, String what) {
+    <T> T await(CompletableFuture<T> f, String name, String subject, String where, String what) {
         long start = System.nanoTime();
         try {
             return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
-            throw orPaused(RedisConfigs.translate(name, where, what, timeout, e), name, subject, where, what, start,
+            throw orPaused(translate(name, where, what, timeout, e), name, subject, where, what, start,
                     timeout.toNanos());
         } catch (TimeoutException e) {
-            throw orPaused(RedisConfigs.didNotAnswer(name, where, what, timeout, e), name, subject, where, what, start,
+            throw orPaused(didNotAnswer(name, where, what, timeout, e), name, subject, where, what, start,
                     timeout.toNanos());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockException(name, "interrupted " + what + " (" + where + ")", e);
-        }
-    }
-
-    /**
-     * What a held lock and a held permit share: one script every {@link #checkPeriodMillis} that checks
-     * the owner, extends the key to the lease and reports its {@code PTTL} to the evidence; silence is
-     * not loss, an owner gone is.
-     */
-    private abstract class Renewed {
-        final LeaseEvidence evidence;
-        private final AtomicBoolean checking = new AtomicBoolean();
-        volatile boolean ended;
-        volatile boolean lostKey;
-        private volatile ScheduledFuture<?> task;
-
-        Renewed(LeaseEvidence evidence) {
-            this.evidence = evidence;
-        }
-
-        /** The renewal script; its answer is the key's PTTL, or -3 if the key no longer holds the owner. */
-        abstract CompletableFuture<Long> renew();
-
-        /** What is held, for the log: {@code lock 'x' (redis key '...')}. */
-        abstract String subject();
-
-        /** Why the key no longer holding the owner means loss. */
-        abstract String lostReason();
-
-        final void start() {
-            task = checker.scheduleWithFixedDelay(this::check, checkPeriodMillis, checkPeriodMillis, TimeUnit.MILLISECONDS);
-        }
-
-        final void check() {
-            if (ended || !checking.compareAndSet(false, true)) {
-                return; // the previous check has not come back yet: it will be counted as silence
-            }
-            long sentAt = System.nanoTime();
-            renew().whenComplete((ttl, e) -> {
-                checking.set(false);
-                if (ended) {
-                    return;
-                }
-                if (e != null) {
-                    // Silence is not loss: the validity deadline runs out on its own if this goes on.
-                    log.debug("ownership check of {} failed: {}", subject(), e.toString());
-                } else if (ttl != -3) {
-                    evidence.confirmed(sentAt, ttl < 0 ? lease() : Duration.ofMillis(ttl));
-                } else {
-                    ended = true;
-                    lostKey = true;
-                    stopChecks();
-                    evidence.lost(lostReason(), null);
-                }
-            });
-        }
-
-        final void stopChecks() {
-            ScheduledFuture<?> t = task;
-            if (t != null) {
-                t.cancel(false);
-            }
-        }
-    }
-
-    /** One grant: its owner id, its token and the periodic ownership check. */
-    private final class RedisLease extends Renewed implements BackendLease {
-        private final String lockName;
-        private final String key;
-        private final long owner;
-        private final long token;
-
-        RedisLease(String lockName, String key, long owner, long token, LeaseEvidence evidence) {
-            super(evidence);
-            this.lockName = lockName;
-            this.key = key;
-            this.owner = owner;
-            this.token = token;
-        }
-
-        @Override
-        public long fencingToken() {
-            return token;
-        }
-
-        @Override
-        CompletableFuture<Long> renew() {
-            return RedisLockBackend.this.check(key, owner);
-        }
-
-        @Override
-        String subject() {
-            return "lock '" + lockName + "' (" + describe(lockName) + ")";
-        }
-
-        @Override
-        String lostReason() {
-            return describe(lockName) + " no longer holds this lease's owner id: it expired"
-                    + " (renewal failed for longer than the lease), was deleted, or a failover promoted a replica"
-                    + " that never received the grant";
-        }
-
-        /** atLeast by the key's own expiry: it outlives this process, and nothing renews it any more. */
-        @Override
-        public boolean releaseAfter(Duration remaining) {
-            ended = true;
-            stopChecks();
-            if (lostKey) {
-                return true;
-            }
-            long millis = Math.max(1, (remaining.toNanos() + 999_999) / 1_000_000);
-            Long kept = await(redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, LINGER,
-                    RScript.ReturnType.LONG, List.of(key), field(owner), token, millis)
-                    .toCompletableFuture(), "while handing the atLeast bound of lock '" + lockName + "' to the key's expiry");
-            log.debug("lock '{}' ({}) {} for its atLeast bound, {} ms", lockName, describe(lockName),
-                    kept == 1 ? "left to expire" : "was no longer held", millis);
-            return true;
-        }
-
-        @Override
-        public boolean recordsSlots() {
-            return true;
-        }
-
-        @Override
-        public java.util.Optional<java.time.Instant> lastCompletedSlot() {
-            String slotKey = slotKey(lockName);
-            Object slot = await(redisson.getScript(org.redisson.client.codec.StringCodec.INSTANCE).<Object>evalAsync(slotKey,
-                    RScript.Mode.READ_ONLY, "return redis.call('hget', KEYS[1], 'slot')", RScript.ReturnType.VALUE,
-                    List.of(slotKey)).toCompletableFuture(), "while reading the last completed slot of lock '" + lockName + "'");
-            return slot == null ? java.util.Optional.empty() : java.util.Optional.of(java.time.Instant.parse(slot.toString()));
-        }
-
-        @Override
-        public void recordCompletedSlot(java.time.Instant slot) {
-            Long written = await(redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE,
-                    RECORD_SLOT, RScript.ReturnType.LONG, List.of(key, slotKey(lockName)),
-                    field(owner), token, slot.toString()).toCompletableFuture(),
-                    "while recording slot " + slot + " of lock '" + lockName + "'");
-            if (written != 1) {
-                throw new io.latchkey.LockLostException(lockName, "lock '" + lockName + "' (" + describe(lockName)
-                        + ") refused to record slot " + slot + " for token " + token + ": the key no longer holds this"
-                        + " lease, or a later holder recorded a slot; the slot may run again elsewhere");
-            }
-        }
-
-        private <T> T await(CompletableFuture<T> f, String what) {
-            return RedisLockBackend.this.await(f, lockName, "lock '" + lockName + "'", where(lockName), what);
-        }
-
-        @Override
-        public void release() {
-            ended = true;
-            stopChecks();
-            if (lostKey) {
-                return; // the key holds someone else or nothing
-            }
-            String what = "while releasing lock '" + lockName + "' (it expires on its own within "
-                    + Durations.format(lease()) + ")";
-            Long released = await(RedisLockBackend.this.release(key, field(owner)), what);
-            if (released != null && released == 1) {
-                log.debug("lock '{}' ({}) released", lockName, describe(lockName));
-            } else {
-                log.debug("lock '{}' ({}) was no longer held by this lease at release", lockName, describe(lockName));
-            }
-        }
-    }
-
-    /** One permit: its slot, owner id and token, and the periodic ownership check of its slot key. */
-    private final class RedisPermit extends Renewed implements PermitLease {
-        private final String name;
-        private final String tag;
-        private final int permits;
-        private final int slot;
-        private final long owner;
-        private final long token;
-
-        RedisPermit(String name, String tag, int permits, int slot, long owner, long token, LeaseEvidence evidence) {
-            super(evidence);
-            this.name = name;
-            this.tag = tag;
-            this.permits = permits;
-            this.slot = slot;
-            this.owner = owner;
-            this.token = token;
-        }
-
-        @Override
-        public int slot() {
-            return slot;
-        }
-
-        @Override
-        public long fencingToken() {
-            return token;
-        }
-
-        @Override
-        CompletableFuture<Long> renew() {
-            String slotKey = permitKey(tag, slot);
-            return redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(slotKey, RScript.Mode.READ_WRITE, PERMIT_CHECK,
-                    RScript.ReturnType.LONG, List.of(slotKey, semaphoreKey(tag)), field(owner), leaseMillis, permits)
-                    .toCompletableFuture();
-        }
-
-        @Override
-        String subject() {
-            return "semaphore '" + name + "' permit " + slot + " (" + describeSemaphore(name) + ")";
-        }
-
-        @Override
-        String lostReason() {
-            return "redis key '" + permitKey(tag, slot) + "' of " + describeSemaphore(name) + " no longer holds this"
-                    + " permit's owner id: it expired (renewal failed for longer than the lease), was deleted, or a"
-                    + " failover promoted a replica that never received the grant";
-        }
-
-        @Override
-        public void release() {
-            ended = true;
-            stopChecks();
-            if (lostKey) {
-                return; // the slot key holds someone else or nothing
-            }
-            String what = "while releasing permit " + slot + " of semaphore '" + name + "' (it expires on its own within "
-                    + Durations.format(lease()) + ")";
-            Long released = await(releasePermit(tag, field(owner), slot, permits), name, "semaphore '" + name + "'",
-                    whereSemaphore(name), what);
-            log.debug("semaphore '{}' ({}) permit {} {}", name, describeSemaphore(name), slot,
-                    released != null && released == 1 ? "released" : "was no longer held by this lease at release");
         }
     }
 }

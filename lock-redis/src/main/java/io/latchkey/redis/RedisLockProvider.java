@@ -152,7 +152,7 @@ public final class RedisLockProvider implements LockProviderFactory {
             Startup.probe(uri.hosts(), deadline, PING, "Redis");
         } catch (Startup.NoAnswer e) {
             if (e.silent()) {
-                throw RedisConfigs.didNotAnswer(null, where + ": " + e.getMessage(), "while connecting", timeout, null);
+                throw RedisErrors.didNotAnswer(null, where + ": " + e.getMessage(), "while connecting", timeout, null);
             }
             throw new LockBackendUnavailableException(null, "could not reach Redis while connecting (" + where + "): "
                     + e.getMessage(), null);
@@ -239,16 +239,16 @@ public final class RedisLockProvider implements LockProviderFactory {
             }
         } catch (TimeoutException e) {
             if (created.completeExceptionally(e)) {
-                throw RedisConfigs.didNotAnswer(null, where, "while connecting", timeout, e);
+                throw RedisErrors.didNotAnswer(null, where, "while connecting", timeout, e);
             }
             return created.join();
         } catch (ExecutionException e) {
             // Redisson's own timeout, counted from a moment in its start-up: the server answered the probe,
             // so while the start-up allowance lasts it gets another go, in a JVM that has loaded Redisson now
-            if (RedisConfigs.isTimeout(e.getCause()) && by.remainingNanos() > timeout.toNanos()) {
+            if (RedisErrors.isTimeout(e.getCause()) && by.remainingNanos() > timeout.toNanos()) {
                 throw new Retry();
             }
-            throw RedisConfigs.translate(null, where, "while connecting", timeout, e.getCause());
+            throw RedisErrors.translate(null, where, "while connecting", timeout, e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             created.completeExceptionally(e);

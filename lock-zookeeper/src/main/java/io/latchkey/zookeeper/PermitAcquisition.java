@@ -1,24 +1,19 @@
 package io.latchkey.zookeeper;
 
-import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
-import io.latchkey.spi.Pauses;
 import io.latchkey.spi.PermitLease;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,16 +46,15 @@ import org.slf4j.LoggerFactory;
  * semaphore node the waiter sits in, which cannot be deleted while the waiter, and then the slot, is
  * in it: a different number is refused with an {@link IllegalArgumentException}, never granted.
  *
- * <p><b>Expired sessions and bounds</b> are the lock's ({@link Acquisition}): a waiter whose session
- * expired finds its node gone or owned by the old session, deletes what is left and queues again
- * within its wait; every answer is awaited at most until the deadline plus the {@code timeout} option;
+ * <p><b>Expired sessions and bounds</b> are the lock's ({@link Acquisition}, {@link ZnodeRequests}): a
+ * waiter whose session expired finds its node gone or owned by the old session, deletes what is left
+ * and queues again within its wait; every answer is awaited at most until the deadline plus the {@code timeout} option;
  * a node the caller no longer waits for is deleted, including a slot taken by a transaction answered
  * only after the caller left (in its own session only, see {@link ZooKeeperPermit}).
  */
-final class PermitAcquisition implements ZooKeeperBackend.Waiter {
+final class PermitAcquisition implements ZnodeRequests.Recipe<PermitLease> {
 
     private static final Logger log = LoggerFactory.getLogger(PermitAcquisition.class);
-    private static final long RETRY_PAUSE_MS = 50;
 
     private final ZooKeeperBackend backend;
     private final String name;
@@ -68,18 +62,17 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
     private final String path;
     private final String subject;
     private final String where;
-    private final Deadline deadline;
-    private final Deadline limit;
     private final LeaseEvidence evidence;
-    private final Pauses pauses;
-    private final Watcher predecessorWatch = event -> wake();
-    private final Acquisition.ChildrenWatch childrenWatch = new Acquisition.ChildrenWatch();
-    private final Runnable wakeUp = this::wake;
-    private boolean woken; // guarded by this
+    private final ZnodeRequests requests;
+    private final ZnodeRequests.ChildrenWatch childrenWatch;
+    private final Runnable wakeUp;
 
-    /** This acquisition's waiter node and its owner session, while it has one. */
-    private String node;
-    private long owner;
+    /** Whether the next read leaves a watch that wakes this waiter. */
+    private boolean watchChildren;
+    /** The children watch's fires before the last read. */
+    private int firesBefore;
+    /** The waiter just ahead, which this one watches after a look that did not admit it; null: the children. */
+    private String ahead;
 
     PermitAcquisition(ZooKeeperBackend backend, String name, int permits, Deadline deadline, LeaseEvidence evidence) {
         this.backend = backend;
@@ -88,122 +81,80 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
         this.path = backend.semaphorePath(name);
         this.subject = "semaphore '" + name + "'";
         this.where = backend.describeSemaphore(name);
-        this.deadline = deadline;
-        this.limit = deadline.plus(backend.timeout);
         this.evidence = evidence;
-        this.pauses = Pauses.until(limit);
+        this.requests = new ZnodeRequests(backend, log, name, new ZnodeRequests.Words(subject, where, "waiter",
+                "acquire a permit of", "no permit of " + subject + " (" + where + ") was acquired: ",
+                "waiting for a permit"), deadline, this::checkOpen);
+        this.childrenWatch = requests.childrenWatch;
+        this.wakeUp = requests::wake;
     }
 
     /** The granted permit, or {@code null} if every permit stayed held until the deadline. */
     PermitLease run() throws InterruptedException {
-        backend.waiting.add(this);
-        try {
-            return queue();
-        } finally {
-            backend.waiting.remove(this);
-            childrenWatch.waiter = null;
-            if (node != null) {
-                // not granted: this waiter would hold up the waiters behind it until the session ends
-                ZooKeeperLease.deleteInBackground(backend.client, node, name);
-            }
-        }
+        return requests.run(this);
     }
 
-    private PermitLease queue() throws InterruptedException {
-        boolean first = true;
-        boolean watchChildren = false; // whether the next read leaves a watch that wakes this waiter
-        KeeperException lastFailure = null;
-        while (true) {
-            checkOpen();
-            try {
-                if (node == null) {
-                    if (!first && deadline.hasPassed()) {
-                        if (lastFailure != null) {
-                            throw failure(lastFailure);
-                        }
-                        throw unavailable(new LockBackendUnavailableException(name, "no permit of " + subject + " ("
-                                + where + ") was acquired: this client's zookeeper session ended while it waited, and"
-                                + " the wait was over before it could queue again", null));
-                    }
-                    first = false;
-                    lastFailure = null;
-                    if (!createWaiter()) {
-                        continue;
-                    }
-                }
-                if (owner != backend.sessionId()) {
-                    requeue("belongs to the expired session 0x" + Long.toHexString(owner));
-                    continue;
-                }
-                synchronized (this) {
-                    woken = false;
-                }
-                childrenWatch.waiter = watchChildren ? wakeUp : null;
-                int firesBefore = childrenWatch.fires.get();
-                View view = read(watchChildren);
-                String ours = ZKPaths.getNodeFromPath(node);
-                if (view == null || !view.children.contains(ours)) {
-                    node = null; // gone with this client's expired session
-                    log.debug("{}: waiter {} is gone with its expired session; queueing again", subject, ours);
-                    continue;
-                }
-                if (view.permits != permits) {
-                    throw mismatch(view.permits);
-                }
-                if (owner != backend.sessionId()) {
-                    requeue("belongs to the expired session 0x" + Long.toHexString(owner));
-                    continue;
-                }
-                List<String> waiters = SemaphoreNodes.waiters(view.children);
-                Set<Integer> taken = SemaphoreNodes.slots(view.children);
-                int at = waiters.indexOf(ours);
-                taken.removeIf(k -> k >= permits); // not slots of this number of permits: never created here
-                int free = Math.max(0, permits - taken.size());
-                if (at < free) {
-                    for (int slot = 0; slot < permits && node != null; slot++) {
-                        if (!taken.contains(slot)) {
-                            PermitLease granted = take(slot, firesBefore);
-                            if (granted != null) {
-                                return granted;
-                            }
-                        }
-                    }
-                    if (node == null) {
-                        continue; // the waiter went with its session: queue again
+    @Override
+    public boolean enqueue() throws KeeperException, InterruptedException {
+        return createWaiter();
+    }
+
+    @Override
+    public PermitLease look() throws KeeperException, InterruptedException {
+        requests.resetWake();
+        childrenWatch.waiter = watchChildren ? wakeUp : null;
+        firesBefore = childrenWatch.fires.get();
+        View view = read(watchChildren);
+        String ours = ZKPaths.getNodeFromPath(requests.node);
+        if (view == null || !view.children.contains(ours)) {
+            requests.node = null; // gone with this client's expired session
+            log.debug("{}: waiter {} is gone with its expired session; queueing again", subject, ours);
+            return null;
+        }
+        if (view.permits != permits) {
+            throw mismatch(view.permits);
+        }
+        if (requests.expired()) {
+            return null;
+        }
+        List<String> waiters = SemaphoreNodes.waiters(view.children);
+        Set<Integer> taken = SemaphoreNodes.slots(view.children);
+        int at = waiters.indexOf(ours);
+        taken.removeIf(k -> k >= permits); // not slots of this number of permits: never created here
+        int free = Math.max(0, permits - taken.size());
+        if (at < free) {
+            for (int slot = 0; slot < permits && requests.node != null; slot++) {
+                if (!taken.contains(slot)) {
+                    PermitLease granted = take(slot, firesBefore);
+                    if (granted != null) {
+                        return granted;
                     }
                 }
-                if (deadline.hasPassed()) {
-                    return null;
-                }
-                if (at <= free) {
-                    // the first waiter not admitted, or one admitted whose slots were all taken meanwhile: a
-                    // released slot or a departed waiter changes the children
-                    if (!watchChildren) {
-                        watchChildren = true; // read again, leaving a watch that wakes this waiter
-                        continue;
-                    }
-                    if (childrenWatch.fires.get() == firesBefore) {
-                        awaitWake(deadline);
-                    }
-                } else {
-                    watchChildren = false;
-                    childrenWatch.waiter = null;
-                    // a session that changed meanwhile, with no wake-up left to tell: look again at once
-                    if (watch(ZKPaths.makePath(path, waiters.get(at - 1))) && owner == backend.sessionId()) {
-                        awaitWake(deadline);
-                    }
-                }
-            } catch (KeeperException e) {
-                if (!Acquisition.retriable(e) || deadline.hasPassed()) {
-                    throw failure(e);
-                }
-                lastFailure = e;
-                log.debug("{} ({}): {}; trying again within the wait", subject, where, e.toString());
-                synchronized (this) {
-                    woken = false;
-                }
-                awaitWake(Deadline.after(Duration.ofMillis(RETRY_PAUSE_MS)));
             }
+            if (requests.node == null) {
+                return null; // the waiter went with its session: queue again
+            }
+        }
+        ahead = at <= free ? null : waiters.get(at - 1);
+        return null;
+    }
+
+    @Override
+    public void awaitChange() throws KeeperException, InterruptedException {
+        if (ahead == null) {
+            // the first waiter not admitted, or one admitted whose slots were all taken meanwhile: a
+            // released slot or a departed waiter changes the children
+            if (!watchChildren) {
+                watchChildren = true; // read again, leaving a watch that wakes this waiter
+                return;
+            }
+            if (childrenWatch.fires.get() == firesBefore) {
+                requests.awaitWake();
+            }
+        } else {
+            watchChildren = false;
+            childrenWatch.waiter = null;
+            requests.awaitDeparture(ZKPaths.makePath(path, ahead), "watch the queue of");
         }
     }
 
@@ -218,55 +169,20 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
                 + " this call asked for " + permits + ": every holder of a semaphore must use the same number of permits");
     }
 
-    private RuntimeException failure(KeeperException e) {
-        RuntimeException failure = backend.failure(name, subject, where, "acquire a permit of", e);
-        if (failure instanceof LockBackendUnavailableException u) {
-            return unavailable(u);
-        }
-        return failure;
-    }
-
-    /** {@code failure}, or the same told as a pause of this process if it was paused while acquiring. */
-    private LockBackendUnavailableException unavailable(LockBackendUnavailableException failure) {
-        return pauses.explain(failure, name, "no permit of " + subject + " (" + where + ") was acquired: ",
-                "waiting for a permit", "zookeeper");
-    }
-
     /** Creates this acquisition's waiter node, and the semaphore's node first if it is missing; false to try again. */
     private boolean createWaiter() throws KeeperException, InterruptedException {
         for (int attempt = 0; attempt < 2; attempt++) {
-            CompletableFuture<CuratorEvent> sent = Acquisition.send(cb -> backend.client.create().withProtection()
+            CuratorEvent created = requests.create(cb -> backend.client.create().withProtection()
                     .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).withACL(backend.acl).inBackground(cb)
-                    .forPath(ZKPaths.makePath(path, SemaphoreNodes.WAITER_PREFIX), new byte[0]));
-            CuratorEvent created;
-            try {
-                created = await(sent, "queue for a permit of");
-            } catch (InterruptedException | RuntimeException e) {
-                // the caller leaves: a waiter created after this moment would hold up the queue for nobody
-                sent.thenAccept(late -> {
-                    if (Acquisition.ok(late)) {
-                        ZooKeeperLease.deleteInBackground(backend.client, late.getName(), name);
-                    }
-                });
-                throw e;
-            }
-            if (Acquisition.code(created) == KeeperException.Code.NONODE && attempt == 0) {
+                    .forPath(ZKPaths.makePath(path, SemaphoreNodes.WAITER_PREFIX), new byte[0]),
+                    "queue for a permit of",
+                    // the caller leaves: a waiter created after this moment would hold up the queue for nobody
+                    late -> { });
+            if (ZnodeRequests.code(created) == KeeperException.Code.NONODE && attempt == 0) {
                 createSemaphoreNode();
                 continue;
             }
-            check(created);
-            node = created.getName();
-            Stat stat = created.getStat();
-            if (stat == null) {
-                // Curator found the node by its uuid after a lost connection, without its Stat
-                stat = Acquisition.syncedStat(backend, node, answer -> await(answer, "confirm the waiter of"));
-                if (stat == null) {
-                    node = null;
-                    return false;
-                }
-            }
-            owner = stat.getEphemeralOwner();
-            return true;
+            return requests.created(created, "confirm the waiter of") != null;
         }
         return false;
     }
@@ -278,11 +194,11 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
      */
     private void createSemaphoreNode() throws KeeperException, InterruptedException {
         byte[] data = Integer.toString(permits).getBytes(StandardCharsets.UTF_8);
-        CuratorEvent created = await(Acquisition.send(cb -> backend.client.create().creatingParentContainersIfNeeded()
-                .withMode(CreateMode.CONTAINER).withACL(backend.acl, true).inBackground(cb).forPath(path, data)),
-                "create the node of");
-        if (Acquisition.code(created) != KeeperException.Code.NODEEXISTS) {
-            check(created);
+        CuratorEvent created = requests.await(ZnodeRequests.send(cb -> backend.client.create()
+                .creatingParentContainersIfNeeded().withMode(CreateMode.CONTAINER).withACL(backend.acl, true)
+                .inBackground(cb).forPath(path, data)), "create the node of");
+        if (ZnodeRequests.code(created) != KeeperException.Code.NODEEXISTS) {
+            ZnodeRequests.check(created);
         }
     }
 
@@ -296,23 +212,23 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
      * node's data is written only at its creation, so it is known for as long as that node lives.
      */
     private View read(boolean watch) throws KeeperException, InterruptedException {
-        CuratorEvent c = await(Acquisition.send(cb -> (watch
+        CuratorEvent c = requests.await(ZnodeRequests.send(cb -> (watch
                 ? backend.client.getChildren().usingWatcher(childrenWatch) : backend.client.getChildren())
                 .inBackground(cb).forPath(path)), "read the queue of");
-        if (Acquisition.code(c) == KeeperException.Code.NONODE) {
+        if (ZnodeRequests.code(c) == KeeperException.Code.NONODE) {
             return null;
         }
-        check(c);
+        ZnodeRequests.check(c);
         Integer known = c.getStat() == null ? null : backend.knownPermits(path, c.getStat().getCzxid());
         if (known != null) {
             return new View(known, c.getChildren());
         }
-        CuratorEvent d = await(Acquisition.send(cb -> backend.client.getData().inBackground(cb).forPath(path)),
-                "read the permits of");
-        if (Acquisition.code(d) == KeeperException.Code.NONODE) {
+        CuratorEvent d = requests.await(ZnodeRequests.send(cb -> backend.client.getData().inBackground(cb)
+                .forPath(path)), "read the permits of");
+        if (ZnodeRequests.code(d) == KeeperException.Code.NONODE) {
             return null;
         }
-        check(d);
+        ZnodeRequests.check(d);
         int n = SemaphoreNodes.permits(d.getData(), name, subject, path);
         backend.rememberPermits(path, d.getStat().getCzxid(), n);
         return new View(n, c.getChildren());
@@ -321,31 +237,31 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
     /**
      * Takes slot {@code slot} in one transaction: create it, write this waiter's name into it (whose
      * {@code Stat} tells the slot's czxid and owner), delete the waiter. Null if the slot is taken or
-     * the waiter is gone ({@link #node} then null).
+     * the waiter is gone ({@link ZnodeRequests#node} then null).
      */
     private PermitLease take(int slot, int firesBefore) throws KeeperException, InterruptedException {
         String slotPath = ZKPaths.makePath(path, SemaphoreNodes.SLOT_PREFIX + slot);
-        byte[] holder = ZKPaths.getNodeFromPath(node).getBytes(StandardCharsets.UTF_8);
+        byte[] holder = ZKPaths.getNodeFromPath(requests.node).getBytes(StandardCharsets.UTF_8);
         List<CuratorOp> ops;
         try {
             ops = List.of(
                     backend.client.transactionOp().create().withMode(CreateMode.EPHEMERAL).withACL(backend.acl)
                             .forPath(slotPath, new byte[0]),
                     backend.client.transactionOp().setData().forPath(slotPath, holder),
-                    backend.client.transactionOp().delete().forPath(node));
+                    backend.client.transactionOp().delete().forPath(requests.node));
         } catch (Exception e) {
             throw backend.failure(name, subject, where, "take a permit of", e);
         }
         long sentAt = System.nanoTime();
-        CompletableFuture<CuratorEvent> sent = Acquisition.send(cb -> backend.client.transaction().inBackground(cb)
+        CompletableFuture<CuratorEvent> sent = ZnodeRequests.send(cb -> backend.client.transaction().inBackground(cb)
                 .forOperations(ops));
         CuratorEvent answer;
         try {
-            answer = await(sent, "take a permit of");
+            answer = requests.await(sent, "take a permit of");
         } catch (InterruptedException | RuntimeException e) {
             // the caller leaves: a slot taken after this moment would be held for nobody
             sent.thenAccept(late -> {
-                Stat stat = Acquisition.ok(late) && late.getOpResults() != null && late.getOpResults().size() == 3
+                Stat stat = ZnodeRequests.ok(late) && late.getOpResults() != null && late.getOpResults().size() == 3
                         ? late.getOpResults().get(1).getResultStat() : null;
                 if (stat != null) {
                     log.info("{}: slot {} was taken after the caller stopped waiting; releasing it", subject, slot);
@@ -355,8 +271,8 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
             throw e;
         }
         List<CuratorTransactionResult> results = answer.getOpResults();
-        if (Acquisition.ok(answer) && results != null && results.size() == 3) {
-            node = null; // deleted by the transaction
+        if (ZnodeRequests.ok(answer) && results != null && results.size() == 3) {
+            requests.node = null; // deleted by the transaction
             return grant(slot, slotPath, results.get(1).getResultStat(), sentAt, firesBefore);
         }
         int createError = SemaphoreNodes.error(results, 0);
@@ -365,29 +281,29 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
             Stat earlier = slotOf(slotPath, holder);
             if (earlier != null) {
                 // Curator sent the transaction again after a lost answer: the first one took the slot
-                node = null;
+                requests.node = null;
                 return grant(slot, slotPath, earlier, sentAt, firesBefore);
             }
             return null;
         }
         if (deleteError == KeeperException.Code.NONODE.intValue()) {
-            node = null;
+            requests.node = null;
             log.debug("{}: waiter {} is gone with its expired session; queueing again", subject,
                     new String(holder, StandardCharsets.UTF_8));
             return null;
         }
-        check(answer);
+        ZnodeRequests.check(answer);
         throw KeeperException.create(KeeperException.Code.get(SemaphoreNodes.firstError(results)), slotPath);
     }
 
     /** The Stat of a slot node this waiter took in an earlier answer lost with the connection, or null. */
     private Stat slotOf(String slotPath, byte[] holder) throws KeeperException, InterruptedException {
-        CuratorEvent read = await(Acquisition.send(cb -> backend.client.getData().inBackground(cb).forPath(slotPath)),
-                "read a slot of");
-        if (Acquisition.code(read) == KeeperException.Code.NONODE) {
+        CuratorEvent read = requests.await(ZnodeRequests.send(cb -> backend.client.getData().inBackground(cb)
+                .forPath(slotPath)), "read a slot of");
+        if (ZnodeRequests.code(read) == KeeperException.Code.NONODE) {
             return null;
         }
-        check(read);
+        ZnodeRequests.check(read);
         return Arrays.equals(read.getData(), holder) ? read.getStat() : null;
     }
 
@@ -400,63 +316,6 @@ final class PermitAcquisition implements ZooKeeperBackend.Waiter {
         }
         ZooKeeperPermit lease = new ZooKeeperPermit(backend, name, slotPath, slot, stat.getCzxid(),
                 stat.getEphemeralOwner(), evidence);
-        try {
-            lease.start(sentAt);
-        } catch (RuntimeException e) {
-            lease.releaseQuietly();
-            throw e;
-        }
-        childrenWatch.holder = lease;
-        if (childrenWatch.fires.get() != firesBefore) {
-            lease.watchNode(); // the children changed since the read that set the watch: it may be spent
-        }
-        return lease;
-    }
-
-    private void requeue(String why) {
-        log.debug("{}: waiter {} {}; queueing again", subject, node, why);
-        ZooKeeperLease.deleteInBackground(backend.client, node, name);
-        node = null;
-    }
-
-    /** Watches the predecessor; false if it is already gone (then no watch is left behind). */
-    private boolean watch(String predecessor) throws KeeperException, InterruptedException {
-        CuratorEvent read = await(Acquisition.send(cb -> backend.client.getData().usingWatcher(predecessorWatch)
-                .inBackground(cb).forPath(predecessor)), "watch the queue of");
-        if (Acquisition.code(read) == KeeperException.Code.NONODE) {
-            return false;
-        }
-        check(read);
-        return true;
-    }
-
-    @Override
-    public void wake() {
-        synchronized (this) {
-            woken = true;
-            notifyAll();
-        }
-    }
-
-    private void awaitWake(Deadline until) throws InterruptedException {
-        synchronized (this) {
-            while (!woken && !until.hasPassed() && !backend.isClosed()) {
-                long nap = Math.min(Acquisition.TICK_NANOS, until.remainingNanos());
-                TimeUnit.NANOSECONDS.timedWait(this, nap);
-                pauses.woke(nap);
-            }
-        }
-    }
-
-    private CuratorEvent await(CompletableFuture<CuratorEvent> answer, String doing)
-            throws KeeperException, InterruptedException {
-        return Acquisition.await(backend, answer, limit, pauses, this::unavailable, name, subject, where, doing,
-                this::checkOpen);
-    }
-
-    private static void check(CuratorEvent event) throws KeeperException {
-        if (!Acquisition.ok(event)) {
-            throw KeeperException.create(Acquisition.code(event), event.getPath());
-        }
+        return requests.hold(lease, sentAt, firesBefore);
     }
 }

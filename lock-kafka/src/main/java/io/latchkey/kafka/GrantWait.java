@@ -1,0 +1,257 @@
+package io.latchkey.kafka;
+
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockException;
+import io.latchkey.spi.Deadline;
+import io.latchkey.spi.Durations;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
+import org.apache.kafka.common.errors.InvalidSessionTimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The acquire's side of a {@link GroupMember}: the state its polling thread reports (its join began,
+ * a rebalance ended, the partition was granted, the member failed or the client is closing), and the
+ * acquiring thread's wait on it until the grant, the end of the wait, or a failure it words.
+ *
+ * <p>Thread-safe: the polling thread reports, the acquiring thread waits, and release may report the
+ * close from any thread; all under one monitor, the join's start in volatile fields.
+ */
+final class GrantWait {
+
+    /** The member's logger: these lines were the member's before the wait had a class of its own. */
+    private static final Logger log = LoggerFactory.getLogger(GroupMember.class);
+
+    private final KafkaLockBackend backend;
+    private final String lockName;
+    private final String topic;
+    /** Of a semaphore, 0 for a lock. */
+    private final int permits;
+    /** "lock 'x'" or "semaphore 'x'", for messages. */
+    private final String what;
+    private final String clientId;
+    private final long timeoutNanos;
+    private final long heartbeatNanos;
+    /** The holders' rejoin delay; see {@link PermitRejoin}. */
+    private final long rejoinDelayNanos;
+
+    private final Object state = new Object();
+    private boolean granted; // guarded by state
+    private int rebalances; // guarded by state
+    private Throwable failure; // guarded by state
+    /**
+     * When the polling thread first polled, which sends this member's JoinGroup; valid once
+     * {@link #joinStarted}. A zero wait's stay past its deadline counts from here, so that the member's
+     * own set-up (the topic's lookup, the consumer's construction in a cold JVM) is not taken from it.
+     */
+    private volatile long joinStartedNanos;
+    private volatile boolean joinStarted;
+
+    GrantWait(KafkaLockBackend backend, String lockName, String topic, int permits, String what, String clientId,
+            long heartbeatNanos, long rejoinDelayNanos) {
+        this.backend = backend;
+        this.lockName = lockName;
+        this.topic = topic;
+        this.permits = permits;
+        this.what = what;
+        this.clientId = clientId;
+        this.timeoutNanos = backend.options().timeout().toNanos();
+        this.heartbeatNanos = heartbeatNanos;
+        this.rejoinDelayNanos = rejoinDelayNanos;
+    }
+
+    /** The polling thread is about to send the member's JoinGroup, at {@code nanos}. */
+    void onJoinStarted(long nanos) {
+        joinStartedNanos = nanos;
+        joinStarted = true;
+    }
+
+    /** The member was assigned the partition. */
+    void onGranted() {
+        synchronized (state) {
+            granted = true;
+        }
+    }
+
+    /** A rebalance the member took part in ended, whether or not it granted the partition. */
+    void onRebalanceEnded() {
+        synchronized (state) {
+            rebalances++;
+            state.notifyAll();
+        }
+    }
+
+    /** The polling thread failed with {@code e}, which the acquire throws, worded. */
+    void onFailure(Throwable e) {
+        synchronized (state) {
+            failure = e;
+            state.notifyAll();
+        }
+    }
+
+    /** The member is released: an acquire still waiting for it ends. */
+    void onRelease() {
+        synchronized (state) {
+            if (!granted && failure == null) {
+                // wakes an acquire still waiting on this member (the client is closing)
+                failure = new ClosedWhileAcquiring("the lock client was closed while " + what
+                        + " (kafka topic '" + topic + "') was being acquired");
+            }
+            state.notifyAll();
+        }
+    }
+
+    boolean granted() {
+        synchronized (state) {
+            return granted;
+        }
+    }
+
+    /**
+     * Waits until this member is assigned the partition. After the deadline it still waits for the
+     * first rebalance it takes part in, so that even a zero wait asks the group once.
+     *
+     * <p>A lock's member whose own join has not finished by then (a new name's topic, the group's first
+     * join, a slow start) asks the coordinator whether anyone holds the partition, and while no one does it
+     * stays for its join until a whole timeout after the deadline: a free lock is never reported as held.
+     *
+     * <p>A member of a semaphore stays longer while a permit is free, so that members joining together
+     * with a zero wait are all granted one: a member that joined a moment after another lands in the
+     * next rebalance, whose join phase waits for the holders, and they rejoin only {@code rejoinDelayNanos}
+     * after they heard of it. Past the deadline such a member asks the coordinator how many members hold
+     * a partition (at the end of a rebalance that did not grant it, or half the timeout after the deadline
+     * if none ended); with all permits held it gives up, else it stays for the rebalance in flight until
+     * {@link #stayNanos()} after the deadline.
+     *
+     * <p>Both stays count from the later of the deadline and the start of this member's join
+     * ({@link #stayFrom}): a zero wait's own set-up is not taken from the rebalance it stays for.
+     *
+     * @param knownName whether this client used the lock's name before (its topic known)
+     * @return false if the lock (every permit) stayed held until the deadline
+     */
+    boolean await(long deadlineNanos, boolean knownName) throws InterruptedException {
+        boolean staying = false; // a permit was free at the last look past the deadline
+        int looked = 0; // the rebalances ended at that look
+        long joinDeadline;
+        long stayDeadline;
+        while (true) {
+            int ended;
+            synchronized (state) {
+                while (true) {
+                    long from = stayFrom(deadlineNanos);
+                    joinDeadline = from + timeoutNanos / 2;
+                    stayDeadline = from + stayNanos();
+                    if (failure != null) {
+                        throw translate(failure);
+                    }
+                    if (granted) {
+                        return true;
+                    }
+                    long now = System.nanoTime();
+                    if (now - deadlineNanos >= 0 && rebalances > looked) {
+                        break;
+                    }
+                    long until = now - deadlineNanos < 0 ? deadlineNanos : staying ? stayDeadline : joinDeadline;
+                    if (now - until >= 0) {
+                        break;
+                    }
+                    TimeUnit.NANOSECONDS.timedWait(state, Math.max(1, until - now));
+                }
+                ended = rebalances;
+            }
+            if (permits == 0 && ended > looked && knownName) {
+                // a rebalance this member took part in ended and gave the lock's one partition to another
+                // member: held, known without asking the coordinator (a known name costs no admin request).
+                // On a name this client has not used yet the group may have been assigned before the new
+                // topic's metadata reached it, which gives the partition to no one: that one asks.
+                return false;
+            }
+            long now = System.nanoTime();
+            if (staying && now - stayDeadline >= 0) {
+                return false; // the rebalance in flight did not end in time (a silent member holds it up)
+            }
+            long bound = staying ? Math.min(timeoutNanos / 2, stayDeadline - now) : timeoutNanos / 2;
+            int holders = backend.holders(lockName, topic, bound);
+            if (holders < 0 && ended == 0 && !staying) {
+                throw unavailable(deadlineNanos); // no rebalance, no answer: the coordinator may be gone
+            }
+            if (holders < 0 || holders >= Math.max(1, permits) || System.nanoTime() - stayDeadline >= 0) {
+                return false;
+            }
+            if (!staying) {
+                log.debug("{}: member {} stays for the rebalance of group '{}' in flight: {} of {} permits are held",
+                        what, clientId, topic, holders, permits);
+            }
+            staying = true;
+            looked = ended;
+        }
+    }
+
+    /**
+     * Where the stays past {@code deadlineNanos} begin: the later of the deadline and the start of this
+     * member's join. A join that has not started yet (the consumer still being built) moves it on, for
+     * at most a timeout past the deadline.
+     */
+    private long stayFrom(long deadlineNanos) {
+        long joined = joinStarted ? joinStartedNanos : Math.min(System.nanoTime(), deadlineNanos + timeoutNanos);
+        return joined - deadlineNanos > 0 ? joined : deadlineNanos;
+    }
+
+    /** Why an acquire that neither joined a rebalance nor heard the coordinator in time failed. */
+    private LockBackendUnavailableException unavailable(long deadlineNanos) {
+        String paused = KafkaErrors.pausedFor(Deadline.atNanoTime(deadlineNanos), Duration.ofNanos(timeoutNanos));
+        if (paused != null) {
+            return new LockBackendUnavailableException(lockName, "acquiring " + what + " (kafka topic '" + topic
+                    + "') gave up: " + paused, null);
+        }
+        return new LockBackendUnavailableException(lockName, "the group coordinator of kafka topic '" + topic
+                + "' (" + what + ") did not answer within " + Durations.format(backend.options().timeout())
+                + "; check that the brokers run and that the __consumer_offsets topic has leaders", null);
+    }
+
+    /**
+     * How long past its deadline a member stays for a rebalance while the lock or a permit is free: for a
+     * lock, the timeout (its own join); for a semaphore's member, the
+     * holders hear of the rebalance at their next heartbeat and rejoin {@code rejoinDelayNanos} later,
+     * and half the timeout covers this member's own join and the round trips of the join and sync phases.
+     */
+    private long stayNanos() {
+        return permits == 0 ? timeoutNanos : Math.max(timeoutNanos / 2, heartbeatNanos + rejoinDelayNanos + timeoutNanos / 2);
+    }
+
+    private RuntimeException translate(Throwable e) {
+        if (e instanceof ClosedWhileAcquiring closed) {
+            return closed;
+        }
+        if (e instanceof InvalidSessionTimeoutException) {
+            return new LockException(lockName, "the broker refused lease " + Durations.format(backend.options().lease())
+                    + " as the session timeout of consumer group '" + topic + "' (" + what + "): " + e.getMessage()
+                    + "; choose a lease within the broker's " + KafkaConnect.MIN_SESSION + " and "
+                    + KafkaConnect.MAX_SESSION, e);
+        }
+        LockException refused = backend.errors().authorizationFailure(lockName, e instanceof GroupAuthorizationException
+                ? "READ group '" + topic + "' (join the lock's consumer group)"
+                : "DESCRIBE and READ topic '" + topic + "' (subscribe to the lock's topic)", e);
+        if (refused != null) {
+            return refused;
+        }
+        LockException security = backend.errors().securityFailure(lockName, "joining consumer group '" + topic + "' of "
+                + what, e);
+        if (security != null) {
+            return security;
+        }
+        return new LockBackendUnavailableException(lockName, "joining consumer group '" + topic + "' of " + what
+                + " failed: " + e + "; check that the brokers run and are reachable", e);
+    }
+
+    /** The acquire that waited on this member ends because the client is closing. */
+    private static final class ClosedWhileAcquiring extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        ClosedWhileAcquiring(String message) {
+            super(message);
+        }
+    }
+}

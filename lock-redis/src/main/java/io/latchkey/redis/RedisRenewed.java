@@ -1,0 +1,79 @@
+package io.latchkey.redis;
+
+import io.latchkey.spi.LeaseEvidence;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What a held lock and a held permit share: one script every check period
+ * ({@link RedisLockBackend#everyCheckPeriod}) that checks the owner, extends the key to the lease and reports its
+ * {@code PTTL} to the evidence; silence is not loss, an owner gone is.
+ *
+ * <p>Thread-safe: the checks run on the backend's checker thread, a release on the holder's; the state they share
+ * is volatile or atomic.
+ */
+abstract class RedisRenewed {
+
+    // RedisLockBackend's logger, as when the leases were nested in it: a logging configuration for it still covers them.
+    static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
+
+    final RedisLockBackend backend;
+    final LeaseEvidence evidence;
+    private final AtomicBoolean checking = new AtomicBoolean();
+    volatile boolean ended;
+    volatile boolean lostKey;
+    private volatile ScheduledFuture<?> task;
+
+    RedisRenewed(RedisLockBackend backend, LeaseEvidence evidence) {
+        this.backend = backend;
+        this.evidence = evidence;
+    }
+
+    /** The renewal script; its answer is the key's PTTL, or -3 if the key no longer holds the owner. */
+    abstract CompletableFuture<Long> renew();
+
+    /** What is held, for the log: {@code lock 'x' (redis key '...')}. */
+    abstract String subject();
+
+    /** Why the key no longer holding the owner means loss. */
+    abstract String lostReason();
+
+    final void start() {
+        task = backend.everyCheckPeriod(this::check);
+    }
+
+    final void check() {
+        if (ended || !checking.compareAndSet(false, true)) {
+            return; // the previous check has not come back yet: it will be counted as silence
+        }
+        long sentAt = System.nanoTime();
+        renew().whenComplete((ttl, e) -> {
+            checking.set(false);
+            if (ended) {
+                return;
+            }
+            if (e != null) {
+                // Silence is not loss: the validity deadline runs out on its own if this goes on.
+                log.debug("ownership check of {} failed: {}", subject(), e.toString());
+            } else if (ttl != -3) {
+                evidence.confirmed(sentAt, ttl < 0 ? backend.lease() : Duration.ofMillis(ttl));
+            } else {
+                ended = true;
+                lostKey = true;
+                stopChecks();
+                evidence.lost(lostReason(), null);
+            }
+        });
+    }
+
+    final void stopChecks() {
+        ScheduledFuture<?> t = task;
+        if (t != null) {
+            t.cancel(false);
+        }
+    }
+}
