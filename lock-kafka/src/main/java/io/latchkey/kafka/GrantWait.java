@@ -116,6 +116,8 @@ final class GrantWait {
      * <p>A lock's member whose own join has not finished by then (a new name's topic, the group's first
      * join, a slow start) asks the coordinator whether anyone holds the partition, and while no one does it
      * stays for its join until a whole timeout after the deadline: a free lock is never reported as held.
+     * If its join has not finished by then either, nobody held the lock at the last look, and the call
+     * throws {@link LockBackendUnavailableException} saying so.
      *
      * <p>A member of a semaphore stays longer while a permit is free, so that members joining together
      * with a zero wait are all granted one: a member that joined a moment after another lands in the
@@ -170,6 +172,10 @@ final class GrantWait {
             }
             long now = System.nanoTime();
             if (staying && now - stayDeadline >= 0) {
+                if (permits == 0 && ended == looked) {
+                    // nobody held it at the last look, and no rebalance ended since: not "held"
+                    throw joinUnfinished(stayDeadline - stayFrom(deadlineNanos));
+                }
                 return false; // the rebalance in flight did not end in time (a silent member holds it up)
             }
             long bound = staying ? Math.min(timeoutNanos / 2, stayDeadline - now) : timeoutNanos / 2;
@@ -177,7 +183,11 @@ final class GrantWait {
             if (holders < 0 && ended == 0 && !staying) {
                 throw unavailable(deadlineNanos); // no rebalance, no answer: the coordinator may be gone
             }
-            if (holders < 0 || holders >= Math.max(1, permits) || System.nanoTime() - stayDeadline >= 0) {
+            boolean late = System.nanoTime() - stayDeadline >= 0;
+            if (permits == 0 && holders == 0 && late) {
+                throw joinUnfinished(stayDeadline - stayFrom(deadlineNanos));
+            }
+            if (holders < 0 || holders >= Math.max(1, permits) || late) {
                 return false;
             }
             if (!staying) {
@@ -197,6 +207,18 @@ final class GrantWait {
     private long stayFrom(long deadlineNanos) {
         long joined = joinStarted ? joinStartedNanos : Math.min(System.nanoTime(), deadlineNanos + timeoutNanos);
         return joined - deadlineNanos > 0 ? joined : deadlineNanos;
+    }
+
+    /**
+     * Why a lock's acquire failed whose own join did not finish in time while nobody held the lock: not
+     * "held", which would be false, but a coordinator that did not complete the rebalance.
+     */
+    private LockBackendUnavailableException joinUnfinished(long stayedNanos) {
+        return new LockBackendUnavailableException(lockName, "nobody holds " + what + " (kafka topic '" + topic
+                + "'), but the group coordinator did not complete this member's join within "
+                + Durations.format(Duration.ofNanos(stayedNanos)) + " of its start (a new broker creating its offsets"
+                + " topic, or a silent member holding up the rebalance until its session ends); try again, or wait longer",
+                null);
     }
 
     /** Why an acquire that neither joined a rebalance nor heard the coordinator in time failed. */
