@@ -41,8 +41,10 @@ final class Cli implements AutoCloseable {
     /** Starts {@code latchkey args...} with {@code env} added to this JVM's environment. */
     static Cli start(Path dir, Map<String, String> env, String... args) {
         int id = IDS.incrementAndGet();
-        List<String> command = new ArrayList<>(List.of(java(), "-cp", System.getProperty("java.class.path"),
-                "io.latchkey.cli.Main"));
+        // env resets the signals a shell may have ignored for the build (nohup ignores SIGHUP, a background
+        // job SIGINT) to their defaults, as a terminal starts latchkey; it execs java, so the pid is latchkey's
+        List<String> command = new ArrayList<>(List.of("env", "--default-signal=HUP,INT,TERM", java(), "-cp",
+                System.getProperty("java.class.path"), "io.latchkey.cli.Main"));
         command.addAll(List.of(args));
         Path out = dir.resolve("cli-" + id + ".out");
         Path err = dir.resolve("cli-" + id + ".err");
