@@ -9,9 +9,11 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /** {@code latchkey demo} as a user runs it, shortened: a real embedded ZooKeeper and real worker processes. */
 @DisplayName("latchkey demo")
+@Isolated("the demo's own faults and timing, on a machine no other test loads")
 class DemoCommandTest {
 
     @TempDir

@@ -29,6 +29,13 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 abstract class RunCommandContract {
 
+    /**
+     * The start of the resource lock each backend's class takes on itself: the classes of the four
+     * backends, each with a server of its own, run two at a time (the build's JUnit parallelism),
+     * and the lock keeps one class's tests in one thread, one at a time.
+     */
+    static final String ONE_AT_A_TIME = "io.latchkey.cli.run-command.";
+
     private static final AtomicInteger LOCKS = new AtomicInteger();
 
     @TempDir

@@ -9,6 +9,10 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.TestClassOrder;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The contract of docs/contract.md, to subclass once per backend.
@@ -29,9 +33,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * <p>The contract needs no Docker itself: the kit's container fixtures check, as they start, that a
  * Docker engine answers, and fail with one clear message if not ({@link ServerImages#requireDocker()}).
  *
- * <p>One instance per test class: the hooks are called on it from every group. Tests of one class
- * run one at a time (the JUnit default); each takes its own lock names, so that a shared server
- * needs no cleaning between classes.
+ * <p>One instance per test class: the hooks are called on it from every group, and may be called from
+ * two groups at once. Tests of one group run one at a time; each takes its own lock names, so that a
+ * shared server needs no cleaning between classes. Where JUnit's parallel execution is enabled, groups
+ * that only use the server run beside each other, and groups that pause or restart it, count the JVM's
+ * threads or time cold starts run alone (the kit's resource lock on the server); without it, one
+ * group at a time.
  *
  * @param <S> the kind of server, so that the backend's checks reach its own accessors
  */
@@ -69,6 +76,9 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
     protected void assertNothingLeftInBackend(Collection<String> lockNames) {
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "lock.MutualExclusion")
     @Nested
     @Order(1)
     @DisplayName("1. Mutual exclusion: at most one valid lease per lock name at any instant")
@@ -79,6 +89,9 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "lock.TryWithDeadline")
     @Nested
     @Order(2)
     @DisplayName("2. Try with a deadline: tryLock returns within wait + timeout, and an unreachable backend is an exception")
@@ -89,6 +102,9 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "lock.Reentrancy")
     @Nested
     @Order(3)
     @DisplayName("3. Reentrancy: the holding thread nests, other threads wait, the last close releases")
@@ -99,6 +115,9 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "lock.HandleOwnership")
     @Nested
     @Order(4)
     @DisplayName("4. Handle ownership: any thread may close a lease, close is idempotent and never frees another's lock")
@@ -109,6 +128,9 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "lock.CrashRelease")
     @Nested
     @Order(5)
     @DisplayName("5. Crash release: a holder that dies loses the lock within lease + a bound")
@@ -119,6 +141,9 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "lock.Renewal")
     @Nested
     @Order(6)
     @DisplayName("6. Renewal: a live holder keeps the lock far past the lease")
@@ -129,6 +154,9 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "lock.LossSignal")
     @Nested
     @Order(7)
     @DisplayName("7a. Loss is signalled, never silent: a cut or paused holder is invalid before another is granted")
@@ -139,6 +167,8 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ_WRITE)
     @Nested
     @Order(8)
     @DisplayName("7b. Loss across a server restart: never two valid holders, and the lock usable again")
@@ -149,6 +179,9 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "lock.FencingTokens")
     @Nested
     @Order(9)
     @DisplayName("8. Fencing tokens: every grant's token exceeds all earlier ones")
@@ -159,6 +192,9 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "lock.LockNames")
     @Nested
     @Order(10)
     @DisplayName("9. Names: any 1 to 255 characters without control characters, mapped without collisions")
@@ -169,6 +205,8 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ_WRITE)
     @Nested
     @Order(11)
     @DisplayName("10. Nothing leaks: after close no thread, connection or backend state remains")
@@ -179,6 +217,9 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "lock.AsyncAcquisition")
     @Nested
     @Order(12)
     @DisplayName("tryLockAsync: the same bounds, a lease of no thread, cancellation leaves nothing held")
@@ -189,6 +230,9 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "lock.OncePerSlot")
     @Nested
     @Order(15)
     @DisplayName("Once per slot: clients firing the same slot run the task once, a failed or lost run does not mark it")
@@ -199,6 +243,8 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ_WRITE)
     @Nested
     @Order(14)
     @DisplayName("2b. Bounds at the edges: refused port, silent listener, unresolvable host, paused server, four JVMs at once")
@@ -209,6 +255,8 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ_WRITE)
     @Nested
     @Order(16)
     @DisplayName("2c. Honest messages: a waiter whose own process was paused is told so, not that the server is down")
@@ -219,6 +267,9 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "lock.ScheduledJobs")
     @Nested
     @Order(13)
     @DisplayName("Scheduled jobs: a task under the lock, atMost and atLeast per call, lock events")
@@ -229,6 +280,8 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ_WRITE)
     @Nested
     @Order(17)
     @DisplayName("1, 7, 8 under random faults: child JVMs killed, stopped, cut, the server paused and restarted;"

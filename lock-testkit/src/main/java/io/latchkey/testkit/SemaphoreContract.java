@@ -9,6 +9,10 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.TestClassOrder;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The semaphore contract ({@link io.latchkey.DistributedSemaphore}), to subclass once per backend that
@@ -23,7 +27,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * never more than {@code N} valid leases at once, one valid holder per slot, tokens growing per slot,
  * and a resource fenced per slot that never accepts a superseded holder's write.
  *
- * <p>One instance per test class; tests run one at a time and each takes its own semaphore names.
+ * <p>One instance per test class; tests of one group run one at a time, each takes its own semaphore
+ * names, and groups run beside each other as {@link LockContract}'s do: the restart and leak groups alone.
  *
  * @param <S> the kind of server
  */
@@ -50,6 +55,9 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
     protected void assertNothingLeftInBackend(Collection<String> semaphoreNames) {
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "semaphore.AtMostN")
     @Nested
     @Order(1)
     @DisplayName("1. At most N valid leases at once, across threads, clients and processes; the N+1-th waits for a release")
@@ -60,6 +68,9 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "semaphore.TryWithDeadline")
     @Nested
     @Order(2)
     @DisplayName("2. Try with a deadline: tryAcquire returns within wait + timeout, and an unreachable backend is an exception")
@@ -70,6 +81,9 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "semaphore.Permits")
     @Nested
     @Order(3)
     @DisplayName("3. Permits: every holder agrees on N, each tryAcquire takes another permit, any thread may close a lease")
@@ -80,6 +94,9 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "semaphore.CrashRelease")
     @Nested
     @Order(5)
     @DisplayName("5. Crash release: a holder that dies frees its permit within lease + a bound")
@@ -90,6 +107,9 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "semaphore.Renewal")
     @Nested
     @Order(6)
     @DisplayName("6. Renewal: a live holder keeps its permit far past the lease")
@@ -100,6 +120,9 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "semaphore.LossSignal")
     @Nested
     @Order(7)
     @DisplayName("7. Loss is signalled, never silent: a paused or cut holder is invalid before its slot is granted again")
@@ -110,6 +133,8 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ_WRITE)
     @Nested
     @Order(8)
     @DisplayName("7b. Loss across a server restart: never more than N valid leases, and the semaphore usable again")
@@ -120,6 +145,9 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
+    @ResourceLock(KitGroup.GROUP + "semaphore.Names")
     @Nested
     @Order(9)
     @DisplayName("9. Names: the rule of lock names, mapped without collisions, apart from locks of the same name")
@@ -130,6 +158,8 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
+    @Execution(ExecutionMode.CONCURRENT)
+    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ_WRITE)
     @Nested
     @Order(10)
     @DisplayName("10. Nothing leaks: after close no thread, connection or backend state of a semaphore remains")
