@@ -2,6 +2,7 @@ package io.latchkey;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.function.Consumer;
 
 /**
  * Receives the events of the locks and semaphores of one {@link LockClient}: acquisitions, failed
@@ -81,44 +82,32 @@ public interface LockListener {
      * @param fencingToken the grant's token (per slot for a permit)
      */
     default void acquired(Target target, Duration waitTime, long fencingToken) {
-        if (target.kind() == Target.Kind.LOCK) {
-            acquired(target.name(), waitTime, fencingToken);
-        }
+        ifLock(target, name -> acquired(name, waitTime, fencingToken));
     }
 
     /** The lock, or every permit, stayed held by others for the whole wait; by default passed on for a lock. */
     default void notAcquired(Target target, Duration waitTime) {
-        if (target.kind() == Target.Kind.LOCK) {
-            notAcquired(target.name(), waitTime);
-        }
+        ifLock(target, name -> notAcquired(name, waitTime));
     }
 
     /** An attempt failed with an error, as {@link #acquireFailed(String, Duration, LockException)}; by default passed on for a lock. */
     default void acquireFailed(Target target, Duration waitTime, LockException exception) {
-        if (target.kind() == Target.Kind.LOCK) {
-            acquireFailed(target.name(), waitTime, exception);
-        }
+        ifLock(target, name -> acquireFailed(name, waitTime, exception));
     }
 
     /** The grant ended, as {@link #released(String, Duration)}; by default passed on for a lock. */
     default void released(Target target, Duration holdTime) {
-        if (target.kind() == Target.Kind.LOCK) {
-            released(target.name(), holdTime);
-        }
+        ifLock(target, name -> released(name, holdTime));
     }
 
     /** The grant was lost, as {@link #lost(String, LockLostException)}; by default passed on for a lock. */
     default void lost(Target target, LockLostException reason) {
-        if (target.kind() == Target.Kind.LOCK) {
-            lost(target.name(), reason);
-        }
+        ifLock(target, name -> lost(name, reason));
     }
 
     /** The backend could not be reached while acquiring or releasing {@code target}; by default passed on for a lock. */
     default void backendUnavailable(Target target, LockBackendUnavailableException exception) {
-        if (target.kind() == Target.Kind.LOCK) {
-            backendUnavailable(target.name(), exception);
-        }
+        ifLock(target, name -> backendUnavailable(name, exception));
     }
 
     /**
@@ -155,6 +144,13 @@ public interface LockListener {
 
     /** The backend could not be reached, while acquiring or releasing. */
     default void backendUnavailable(String lockName, LockBackendUnavailableException exception) {
+    }
+
+    /** Runs {@code event} with the name of {@code target} if it is a lock: the defaults of the events by target. */
+    private static void ifLock(Target target, Consumer<String> event) {
+        if (target.kind() == Target.Kind.LOCK) {
+            event.accept(target.name());
+        }
     }
 
     /**

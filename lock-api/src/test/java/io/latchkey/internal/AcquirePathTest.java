@@ -167,27 +167,22 @@ class AcquirePathTest extends InMemoryFixture {
     }
 
     @Test
-    @DisplayName("a lock granted while its client closed is released, and the call says so")
-    void lockGrantedWhileClosing() {
-        SharedLockClient client = slowClient();
-        slow.onGrant = client::close;
-        assertThatThrownBy(() -> client.lock("job").tryLock(Duration.ofSeconds(1))).isInstanceOf(IllegalStateException.class)
+    @DisplayName("a grant made while its client closed is released, and the call says so, for a lock and a permit alike")
+    void grantedWhileClosing() {
+        SharedLockClient locks = slowClient();
+        slow.onGrant = locks::close;
+        assertThatThrownBy(() -> locks.lock("job").tryLock(Duration.ofSeconds(1))).isInstanceOf(IllegalStateException.class)
                 .hasMessage("lock client for memory was closed while lock 'job' was being acquired; the lock was released");
-        assertThat(server.isHeld("job")).isFalse();
-        assertThat(client.trackedNames()).isZero();
-    }
-
-    @Test
-    @DisplayName("a permit granted while its client closed is released, and the call says so")
-    void permitGrantedWhileClosing() {
-        SharedLockClient client = slowClient();
-        slow.onGrant = client::close;
-        assertThatThrownBy(() -> client.semaphore("pool", 2).tryAcquire(Duration.ofSeconds(1)))
+        SharedLockClient permits = slowClient();
+        slow.onGrant = permits::close;
+        assertThatThrownBy(() -> permits.semaphore("pool", 2).tryAcquire(Duration.ofSeconds(1)))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessage("lock client for memory was closed while a permit of semaphore 'pool' was being acquired;"
                         + " the permit was released");
+        assertThat(server.isHeld("job")).isFalse();
         assertThat(server.heldPermits("pool")).isZero();
-        assertThat(client.trackedSemaphores()).isZero();
+        assertThat(locks.trackedNames()).isZero();
+        assertThat(permits.trackedSemaphores()).isZero();
     }
 
     @Test

@@ -19,6 +19,7 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * Turns the {@link LockListener lock events} of a {@link LockClient}, for its locks and its
@@ -184,57 +185,44 @@ public final class LatchkeyMetrics implements MeterBinder, LockListener {
 
     @Override
     public void acquired(Target target, Duration waitTime, long fencingToken) {
-        MeterRegistry r = registry;
-        if (r != null) {
-            of(target).acquired(r, target.name(), waitTime);
-        }
+        ifBound(r -> of(target).acquired(r, target.name(), waitTime));
     }
 
     @Override
     public void notAcquired(Target target, Duration waitTime) {
-        MeterRegistry r = registry;
-        if (r != null) {
-            of(target).acquireTimer(r, target.name(), "not_acquired").record(waitTime);
-        }
+        ifBound(r -> of(target).acquireTimer(r, target.name(), "not_acquired").record(waitTime));
     }
 
     @Override
     public void acquireFailed(Target target, Duration waitTime, LockException exception) {
-        MeterRegistry r = registry;
-        if (r != null) {
-            of(target).acquireTimer(r, target.name(), "error").record(waitTime);
-        }
+        ifBound(r -> of(target).acquireTimer(r, target.name(), "error").record(waitTime));
     }
 
     @Override
     public void released(Target target, Duration holdTime) {
-        MeterRegistry r = registry;
-        if (r != null) {
-            of(target).released(r, target.name(), holdTime);
-        }
+        ifBound(r -> of(target).released(r, target.name(), holdTime));
     }
 
     @Override
     public void lost(Target target, LockLostException reason) {
-        MeterRegistry r = registry;
-        if (r != null) {
-            of(target).lost(r, target.name(), reason);
-        }
+        ifBound(r -> of(target).lost(r, target.name(), reason));
     }
 
     @Override
     public void backendUnavailable(Target target, LockBackendUnavailableException exception) {
-        MeterRegistry r = registry;
-        if (r != null) {
-            of(target).count(r, "backend.unavailable", "Acquires and releases that could not reach the backend", target.name());
-        }
+        ifBound(r -> of(target).count(r, "backend.unavailable", "Acquires and releases that could not reach the backend", target.name()));
     }
 
     @Override
     public void slotSkipped(String lockName, Instant slot, Instant recordedSlot) {
+        ifBound(r -> locks.count(r, "slot.skipped", "Tasks skipped because their schedule slot was done", lockName));
+    }
+
+    /** Runs {@code record} on the registry once bound; events that arrive before are not counted. */
+    private void ifBound(Consumer<MeterRegistry> record) {
         MeterRegistry r = registry;
         if (r != null) {
-            locks.count(r, "slot.skipped", "Tasks skipped because their schedule slot was done", lockName);
+            record.accept(r);
         }
     }
 
