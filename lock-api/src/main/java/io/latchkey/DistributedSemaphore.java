@@ -36,7 +36,10 @@ import java.util.Optional;
  * <p>Names follow the rule of lock names (any 1 to 255 characters without control characters), and a
  * semaphore never collides with a lock of the same name: they live apart in the backend.
  *
- * <p>Semaphore leases send no {@link LockListener} events yet. Thread-safe; cheap to create.
+ * <p>{@link LockListener}s hear of permits through the methods that take a {@link LockListener.Target}
+ * of kind {@link LockListener.Target.Kind#PERMIT PERMIT}: acquired (with the slot), not acquired,
+ * failed, released and lost, as for locks; a listener that overrides only the methods by name sees
+ * locks alone. Thread-safe; cheap to create.
  */
 public interface DistributedSemaphore {
 

@@ -2,17 +2,25 @@ package io.latchkey;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.function.Consumer;
 
 /**
- * Receives the events of the locks of one {@link LockClient}: acquisitions, failed attempts,
- * releases, losses and backend failures. Register it with {@link LockOptions.Builder#listener} or
- * {@link LockClient#addListener}; every method has an empty default, so a listener overrides only
- * what it needs.
+ * Receives the events of the locks and semaphores of one {@link LockClient}: acquisitions, failed
+ * attempts, releases, losses and backend failures. Register it with {@link LockOptions.Builder#listener}
+ * or {@link LockClient#addListener}; every method has a default, so a listener overrides only what it
+ * needs.
  *
- * <p>Events describe grants of the backend lock: a nested lease (the holding thread taking the lock
- * again) is neither acquired nor released. Every grant that was {@link #acquired} ends with exactly
- * one {@link #released}, also after it was {@link #lost} (when the application closes the lost lease
- * or the client is closed).
+ * <p>Each event comes in two forms. The client calls the form that takes a {@link Target}, which
+ * says what was asked for: a lock, or a permit of a semaphore (with its slot and number of permits).
+ * The defaults of that form pass a <em>lock's</em> events on to the form that takes the lock's name,
+ * and drop a permit's; so a listener written for locks alone overrides the methods by name and sees
+ * locks only, as it always did, and a listener that wants permits too overrides the methods that take
+ * a {@link Target}. {@link #slotSkipped} concerns locks only and has one form.
+ *
+ * <p>Events describe grants of the backend lock or permit: a nested lease (the holding thread taking
+ * the lock again) is neither acquired nor released. Every grant that was {@link #acquired} ends with
+ * exactly one {@link #released}, also after it was {@link #lost} (when the application closes the lost
+ * lease or the client is closed).
  *
  * <p>Threading: events are delivered in order on the client's one event thread, never on a thread of
  * the lock machinery, so a slow listener delays other listeners but never a lock. A listener that
@@ -21,6 +29,86 @@ import java.time.Instant;
  * logged. Implementations must be thread-safe if they are shared between clients.
  */
 public interface LockListener {
+
+    /**
+     * What an event is about: a lock, or one permit of a semaphore. Immutable.
+     *
+     * @param kind a lock or a permit
+     * @param name the name of the lock or of the semaphore
+     * @param slot the slot of a granted permit, {@code 0} to {@code permits - 1}; {@code -1} for a lock
+     *     and for a permit that was not granted ({@link #notAcquired}, {@link #acquireFailed})
+     * @param permits the semaphore's number of permits; {@code 0} for a lock
+     */
+    record Target(Kind kind, String name, int slot, int permits) {
+
+        /** The kinds of grant a client hands out. More may be added; a listener treats one it does not know as it likes. */
+        public enum Kind {
+            /** A {@link DistributedLock}'s grant. */
+            LOCK,
+            /** One permit of a {@link DistributedSemaphore}. */
+            PERMIT
+        }
+
+        /** The events of lock {@code name}. */
+        public static Target lock(String name) {
+            return new Target(Kind.LOCK, name, -1, 0);
+        }
+
+        /** A permit of semaphore {@code name} of {@code permits} permits, not (yet) granted: no slot. */
+        public static Target permit(String name, int permits) {
+            return new Target(Kind.PERMIT, name, -1, permits);
+        }
+
+        /** The same target, holding permit slot {@code slot}. */
+        public Target withSlot(int slot) {
+            return new Target(kind, name, slot, permits);
+        }
+
+        /** As messages name it: {@code lock 'x'}, {@code permit 2 of semaphore 'x'} or {@code a permit of semaphore 'x'}. */
+        @Override
+        public String toString() {
+            if (kind == Kind.LOCK) {
+                return "lock '" + name + "'";
+            }
+            return (slot < 0 ? "a permit" : "permit " + slot) + " of semaphore '" + name + "'";
+        }
+    }
+
+    /**
+     * The backend granted the lock or permit; by default passed on to {@link #acquired(String, Duration, long)}
+     * for a lock.
+     *
+     * @param waitTime from the start of the call to the grant
+     * @param fencingToken the grant's token (per slot for a permit)
+     */
+    default void acquired(Target target, Duration waitTime, long fencingToken) {
+        ifLock(target, name -> acquired(name, waitTime, fencingToken));
+    }
+
+    /** The lock, or every permit, stayed held by others for the whole wait; by default passed on for a lock. */
+    default void notAcquired(Target target, Duration waitTime) {
+        ifLock(target, name -> notAcquired(name, waitTime));
+    }
+
+    /** An attempt failed with an error, as {@link #acquireFailed(String, Duration, LockException)}; by default passed on for a lock. */
+    default void acquireFailed(Target target, Duration waitTime, LockException exception) {
+        ifLock(target, name -> acquireFailed(name, waitTime, exception));
+    }
+
+    /** The grant ended, as {@link #released(String, Duration)}; by default passed on for a lock. */
+    default void released(Target target, Duration holdTime) {
+        ifLock(target, name -> released(name, holdTime));
+    }
+
+    /** The grant was lost, as {@link #lost(String, LockLostException)}; by default passed on for a lock. */
+    default void lost(Target target, LockLostException reason) {
+        ifLock(target, name -> lost(name, reason));
+    }
+
+    /** The backend could not be reached while acquiring or releasing {@code target}; by default passed on for a lock. */
+    default void backendUnavailable(Target target, LockBackendUnavailableException exception) {
+        ifLock(target, name -> backendUnavailable(name, exception));
+    }
 
     /**
      * The backend granted the lock.
@@ -56,6 +144,13 @@ public interface LockListener {
 
     /** The backend could not be reached, while acquiring or releasing. */
     default void backendUnavailable(String lockName, LockBackendUnavailableException exception) {
+    }
+
+    /** Runs {@code event} with the name of {@code target} if it is a lock: the defaults of the events by target. */
+    private static void ifLock(Target target, Consumer<String> event) {
+        if (target.kind() == Target.Kind.LOCK) {
+            event.accept(target.name());
+        }
     }
 
     /**

@@ -1,26 +1,17 @@
 package io.latchkey.internal;
 
 import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockListener.Target;
 import io.latchkey.spi.BackendLease;
 import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /** One grant of the backend lock, shared by its nested leases. */
-final class Grant {
-    private static final Logger log = LoggerFactory.getLogger(SharedLockClient.class);
-
-    private final SharedLockClient client;
+final class Grant extends BackendGrant {
     final LocalLock local;
-    final BackendLease backendLease;
-    final Validity validity;
-    final long token;
-    final long grantedAt = System.nanoTime();
-    final AtomicBoolean backendReleased = new AtomicBoolean();
     final AtomicBoolean finished = new AtomicBoolean();
     long atLeastUntil; // set before the grant is shared
     boolean hasAtLeast; // set before the grant is shared
@@ -31,11 +22,13 @@ final class Grant {
     boolean ended; // guarded by local
 
     Grant(SharedLockClient client, LocalLock local, BackendLease backendLease, Validity validity) {
-        this.client = client;
+        super(client, Target.lock(local.name), backendLease, validity);
         this.local = local;
-        this.backendLease = backendLease;
-        this.validity = validity;
-        this.token = backendLease.fencingToken();
+    }
+
+    @Override
+    void abandon() {
+        end();
     }
 
     /** Called holding the local lock, by the owning thread. */
@@ -78,29 +71,13 @@ final class Grant {
         boolean lost = validity.loss() != null;
         validity.close();
         long endedAt = System.nanoTime();
-        Duration held = Duration.ofNanos(endedAt - grantedAt);
-        client.emit(local.name, l -> l.released(local.name, held));
+        reportReleased(endedAt);
         long linger = atLeastUntil - endedAt;
         if (hasAtLeast && !skipAtLeast && linger > 0 && handOverOrLinger(linger, clientClosing)) {
             return;
         }
-        if (lost) {
-            // closing a lost lease is no error: its release is a courtesy to the next holder, and a backend
-            // that cannot confirm it (the session or key is gone, the network still cut) is one WARN line
-            try {
-                releaseBackendQuietly();
-            } finally {
-                finish();
-            }
-            return;
-        }
         try {
-            if (backendReleased.compareAndSet(false, true)) {
-                backendLease.release();
-            }
-        } catch (LockBackendUnavailableException e) {
-            client.emit(local.name, l -> l.backendUnavailable(local.name, e));
-            throw e;
+            releaseBackend(lost);
         } finally {
             finish();
         }
@@ -120,8 +97,8 @@ final class Grant {
             handed = backendLease.releaseAfter(Duration.ofNanos(lingerNanos));
         } catch (RuntimeException e) {
             finish();
-            if (e instanceof LockBackendUnavailableException) {
-                client.emit(local.name, l -> l.backendUnavailable(local.name, (LockBackendUnavailableException) e));
+            if (e instanceof LockBackendUnavailableException unavailable) {
+                client.events().backendUnavailable(target, unavailable);
             }
             throw e;
         }
@@ -165,23 +142,6 @@ final class Grant {
     boolean ended() {
         synchronized (local) {
             return ended;
-        }
-    }
-
-    void releaseBackendQuietly() {
-        if (!backendReleased.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            backendLease.release();
-        } catch (RuntimeException e) {
-            if (e instanceof LockBackendUnavailableException) {
-                client.emit(local.name, l -> l.backendUnavailable(local.name, (LockBackendUnavailableException) e));
-            }
-            // Expected when the loss came from losing the backend: one line, the trace only for debugging.
-            log.warn("release of lost lock '{}' ({}) failed; it expires on its own: {}", local.name,
-                    client.backend().describe(local.name), e.getMessage());
-            log.debug("release of lost lock '{}' failed", local.name, e);
         }
     }
 }

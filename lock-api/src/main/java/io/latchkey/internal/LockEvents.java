@@ -3,8 +3,9 @@ package io.latchkey.internal;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.LockListener;
+import io.latchkey.LockListener.Target;
+import io.latchkey.LockLostException;
 import io.latchkey.spi.DaemonThreads;
-import io.latchkey.spi.LockBackend;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -15,12 +16,13 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The lock events of one client: its listeners and the one event thread that delivers to them in
- * order, started only once a listener is registered and an event occurs. At most
+ * The events of one client's locks and permits: its listeners and the one event thread that delivers
+ * to them in order, started only once a listener is registered and an event occurs. At most
  * {@code capacity} events wait; further ones are dropped and logged, so a stuck listener never blocks
  * a lock. A listener that throws is logged and does not affect the lock.
  *
@@ -31,14 +33,15 @@ final class LockEvents {
     private static final Logger log = LoggerFactory.getLogger(SharedLockClient.class);
 
     private final String backendName;
-    private final LockBackend backend;
+    private final Function<Target, String> where;
     private final ThreadPoolExecutor events;
     private final List<LockListener> listeners;
     private final AtomicLong droppedEvents = new AtomicLong();
 
-    LockEvents(String backendName, LockBackend backend, String threadPrefix, int capacity, List<LockListener> initial) {
+    /** @param where describes where a target lives in the backend, for messages */
+    LockEvents(String backendName, Function<Target, String> where, String threadPrefix, int capacity, List<LockListener> initial) {
         this.backendName = backendName;
-        this.backend = backend;
+        this.where = where;
         this.events = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(capacity),
                 DaemonThreads.factory(threadPrefix));
         this.events.allowCoreThreadTimeOut(true);
@@ -54,7 +57,7 @@ final class LockEvents {
     }
 
     /** Queues one event for every listener; never blocks and never throws. */
-    void emit(String lockName, Consumer<LockListener> event) {
+    void emit(Target target, Consumer<LockListener> event) {
         if (listeners.isEmpty()) {
             return;
         }
@@ -64,31 +67,51 @@ final class LockEvents {
                     try {
                         event.accept(listener);
                     } catch (RuntimeException e) {
-                        log.warn("lock listener {} failed on an event of lock '{}' ({}); the lock is not affected",
-                                listener, lockName, backend.describe(lockName), e);
+                        log.warn("lock listener {} failed on an event of {} ({}); the {} is not affected",
+                                listener, target, where.apply(target), noun(target), e);
                     }
                 }
             });
         } catch (RejectedExecutionException e) {
             long dropped = droppedEvents.incrementAndGet();
             if (!events.isShutdown() && (dropped == 1 || dropped % 1000 == 0)) {
-                log.warn("lock listeners of {} fall behind: {} events dropped so far, the latest for lock '{}';"
-                        + " make listeners return quickly", backendName, dropped, lockName);
+                log.warn("lock listeners of {} fall behind: {} events dropped so far, the latest for {};"
+                        + " make listeners return quickly", backendName, dropped, target);
             }
         }
     }
 
-    void acquireFailed(String name, long callStart, LockException e) {
+    void acquired(Target target, Duration waitTime, long token) {
+        emit(target, l -> l.acquired(target, waitTime, token));
+    }
+
+    void acquireFailed(Target target, long callStart, LockException e) {
         Duration waited = Duration.ofNanos(System.nanoTime() - callStart);
-        emit(name, l -> l.acquireFailed(name, waited, e));
-        if (e instanceof LockBackendUnavailableException) {
-            emit(name, l -> l.backendUnavailable(name, (LockBackendUnavailableException) e));
+        emit(target, l -> l.acquireFailed(target, waited, e));
+        if (e instanceof LockBackendUnavailableException unavailable) {
+            backendUnavailable(target, unavailable);
         }
     }
 
-    void notAcquired(String name, long callStart) {
+    void notAcquired(Target target, long callStart) {
         Duration waited = Duration.ofNanos(System.nanoTime() - callStart);
-        emit(name, l -> l.notAcquired(name, waited));
+        emit(target, l -> l.notAcquired(target, waited));
+    }
+
+    void released(Target target, Duration holdTime) {
+        emit(target, l -> l.released(target, holdTime));
+    }
+
+    void lost(Target target, LockLostException reason) {
+        emit(target, l -> l.lost(target, reason));
+    }
+
+    void backendUnavailable(Target target, LockBackendUnavailableException e) {
+        emit(target, l -> l.backendUnavailable(target, e));
+    }
+
+    private static String noun(Target target) {
+        return target.kind() == Target.Kind.LOCK ? "lock" : "semaphore";
     }
 
     /** Accepts no more events; those queued (the close's own among them) are still delivered. */

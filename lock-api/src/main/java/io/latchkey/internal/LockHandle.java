@@ -13,20 +13,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 
-/** The application's handle on one lock name. */
-final class LockHandle implements DistributedLock {
-    private final SharedLockClient client;
-    private final String name;
-
-    LockHandle(SharedLockClient client, String name) {
-        this.client = client;
-        this.name = name;
-    }
-
-    @Override
-    public String name() {
-        return name;
-    }
+/** The application's handle on one lock name; equal to another of the same client and name. */
+record LockHandle(SharedLockClient client, String name) implements DistributedLock {
 
     @Override
     public Optional<Lease> tryLock(Duration wait) throws InterruptedException {

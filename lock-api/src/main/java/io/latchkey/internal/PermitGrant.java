@@ -1,56 +1,43 @@
 package io.latchkey.internal;
 
+import io.latchkey.LockListener.Target;
 import io.latchkey.LockLostException;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.spi.PermitLease;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /** One permit of a semaphore, handed to the application as its lease. */
-final class PermitGrant implements SemaphoreLease {
-    private static final Logger log = LoggerFactory.getLogger(SharedSemaphores.class);
+final class PermitGrant extends BackendGrant implements SemaphoreLease {
 
     private final SharedSemaphores semaphores;
-    final String name;
-    private final int permits;
-    private final PermitLease permit;
-    private final Validity validity;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final AtomicBoolean backendReleased = new AtomicBoolean();
 
-    PermitGrant(SharedSemaphores semaphores, String name, int permits, PermitLease permit, Validity validity) {
+    /** @param target the permit, with the slot {@code permit} holds */
+    PermitGrant(SharedLockClient client, SharedSemaphores semaphores, Target target, PermitLease permit, Validity validity) {
+        super(client, target, permit, validity);
         this.semaphores = semaphores;
-        this.name = name;
-        this.permits = permits;
-        this.permit = permit;
-        this.validity = validity;
-    }
-
-    String subject() {
-        return "permit " + permit.slot() + " of semaphore '" + name + "'";
     }
 
     @Override
     public String lockName() {
-        return name;
+        return target.name();
     }
 
     @Override
     public int slot() {
-        return permit.slot();
+        return target.slot();
     }
 
     @Override
     public int permits() {
-        return permits;
+        return target.permits();
     }
 
     @Override
     public long fencingToken() {
-        return permit.fencingToken();
+        return token;
     }
 
     @Override
@@ -61,7 +48,7 @@ final class PermitGrant implements SemaphoreLease {
     @Override
     public void ensureValid() {
         if (closed.get()) {
-            throw new IllegalStateException("lease of " + subject() + " is closed");
+            throw new IllegalStateException("lease of " + target + " is closed");
         }
         validity.ensureValid();
     }
@@ -77,40 +64,28 @@ final class PermitGrant implements SemaphoreLease {
     }
 
     @Override
+    void abandon() {
+        close();
+    }
+
+    @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
         boolean lost = validity.loss() != null; // before close(): see Grant.end
         validity.close();
+        reportReleased(System.nanoTime());
         try {
-            if (lost) {
-                releaseBackendQuietly();
-            } else if (backendReleased.compareAndSet(false, true)) {
-                permit.release();
-            }
+            releaseBackend(lost);
         } finally {
             semaphores.closed(this);
         }
     }
 
-    /** Releases the permit in the backend after a loss; a failure is one WARN line, the permit expires there. */
-    void releaseBackendQuietly() {
-        if (!backendReleased.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            permit.release();
-        } catch (RuntimeException e) {
-            log.warn("release of lost {} ({}) failed; it expires on its own: {}", subject(), semaphores.describe(name),
-                    e.getMessage());
-            log.debug("release of lost {} failed", subject(), e);
-        }
-    }
-
     @Override
     public String toString() {
-        return "SemaphoreLease{semaphore='" + name + "', slot=" + slot() + " of " + permits + ", token="
+        return "SemaphoreLease{semaphore='" + target.name() + "', slot=" + slot() + " of " + permits() + ", token="
                 + fencingToken() + ", valid=" + isValid() + '}';
     }
 }

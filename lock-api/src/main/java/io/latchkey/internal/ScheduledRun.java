@@ -2,6 +2,7 @@ package io.latchkey.internal;
 
 import io.latchkey.LockCallable;
 import io.latchkey.LockException;
+import io.latchkey.LockListener;
 import io.latchkey.LockLostException;
 import io.latchkey.LockRequest;
 import io.latchkey.LockResult;
@@ -35,7 +36,7 @@ final class ScheduledRun {
                         grant.skipAtLeast = true; // nothing ran: no reason to keep others out
                     }
                     Instant last = recorded.get();
-                    client.emit(name, l -> l.slotSkipped(name, slot, last));
+                    client.events().emit(LockListener.Target.lock(name), l -> l.slotSkipped(name, slot, last));
                     log.debug("lock '{}' ({}): slot {} skipped, the backend records {} as completed", name,
                             client.backend().describe(name), slot, last);
                     return LockResults.slotDone(grant.token, last);

@@ -5,27 +5,8 @@ import io.latchkey.SemaphoreLease;
 import java.time.Duration;
 import java.util.Optional;
 
-/** The application's handle on one semaphore name. */
-final class SemaphoreHandle implements DistributedSemaphore {
-    private final SharedSemaphores semaphores;
-    private final String name;
-    private final int permits;
-
-    SemaphoreHandle(SharedSemaphores semaphores, String name, int permits) {
-        this.semaphores = semaphores;
-        this.name = name;
-        this.permits = permits;
-    }
-
-    @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public int permits() {
-        return permits;
-    }
+/** The application's handle on one semaphore name; equal to another of the same client, name and permits. */
+record SemaphoreHandle(SharedSemaphores semaphores, String name, int permits) implements DistributedSemaphore {
 
     @Override
     public Optional<SemaphoreLease> tryAcquire(Duration wait) throws InterruptedException {

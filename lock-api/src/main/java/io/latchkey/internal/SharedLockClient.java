@@ -4,15 +4,17 @@ import io.latchkey.DistributedLock;
 import io.latchkey.DistributedSemaphore;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
-import io.latchkey.LockException;
 import io.latchkey.LockListener;
+import io.latchkey.LockListener.Target;
 import io.latchkey.LockOptions;
 import io.latchkey.LockRequest;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
+import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
+import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -27,7 +29,6 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,11 +63,13 @@ import org.slf4j.LoggerFactory;
  * threads come on top and are documented by each backend.
  *
  * <p>The pieces, each package-private: {@link LockHandle} (the application's {@code DistributedLock}),
- * {@link LocalLock} (one name's gate), {@link Grant} (one backend grant, its end and its atLeast
- * linger), {@link SharedLease} (a lease, nested or not, on a grant), {@link ScheduledRun}
- * ({@code runLocked}/{@code callLocked}: slots and the interrupt on loss), {@link LockEvents}
- * (listeners and their thread) and {@link SharedSemaphores} (semaphores: permits on the same
- * validity, loss signal and release threads, released first on close).
+ * {@link LocalLock} (one name's gate), {@link AcquirePath} (the one way every kind of grant is taken
+ * from the backend, each kind a {@link GrantKind}), {@link BackendGrant} and its {@link Grant} (one
+ * backend lock grant, its end and its atLeast linger), {@link SharedLease} (a lease, nested or not, on
+ * a grant), {@link ScheduledRun} ({@code runLocked}/{@code callLocked}: slots and the interrupt on
+ * loss), {@link LockEvents} (listeners and their thread) and {@link SharedSemaphores} (semaphores:
+ * permits on the same acquire path, validity, loss signal and release threads, released first on
+ * close).
  */
 final class SharedLockClient implements LockClient {
 
@@ -91,6 +94,7 @@ final class SharedLockClient implements LockClient {
     private final LockEvents events;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final SharedSemaphores semaphores = new SharedSemaphores(this);
+    private final AcquirePath acquirePath = new AcquirePath(this);
 
     SharedLockClient(String backendName, LockBackend backend, LockOptions options) {
         this.backendName = Objects.requireNonNull(backendName, "backendName");
@@ -102,7 +106,7 @@ final class SharedLockClient implements LockClient {
         this.timer.setRemoveOnCancelPolicy(true);
         this.workers = boundedPool(ASYNC_THREADS, prefix + "-async");
         this.releasers = boundedPool(RELEASE_THREADS, prefix + "-release");
-        this.events = new LockEvents(backendName, backend, prefix + "-events", EVENT_QUEUE, options.listeners());
+        this.events = new LockEvents(backendName, this::describe, prefix + "-events", EVENT_QUEUE, options.listeners());
     }
 
     @Override
@@ -120,9 +124,15 @@ final class SharedLockClient implements LockClient {
         return backendName;
     }
 
-    /** Queues one event for every listener; never blocks and never throws. */
-    void emit(String lockName, Consumer<LockListener> event) {
-        events.emit(lockName, event);
+    /** The listeners; their events are queued, never block and never throw. */
+    LockEvents events() {
+        return events;
+    }
+
+    /** Where {@code target} lives in the backend, for messages. */
+    String describe(Target target) {
+        return target.kind() == Target.Kind.LOCK ? backend.describe(target.name())
+                : ((SemaphoreBackend) backend).describeSemaphore(target.name());
     }
 
     /** A pool of at most {@code threads} threads that queues beyond them and lets idle threads end. */
@@ -211,9 +221,9 @@ final class SharedLockClient implements LockClient {
         ensureOpen();
         long callStart = System.nanoTime();
         Thread me = Thread.currentThread();
-        LocalLock local = retain(name);
+        LockAttempt attempt = new LockAttempt(retain(name), threadOwned ? me : null, request);
+        LocalLock local = attempt.local;
         boolean permit = false;
-        boolean handedToGrant = false;
         try {
             if (threadOwned) {
                 synchronized (local) {
@@ -224,7 +234,7 @@ final class SharedLockClient implements LockClient {
             }
             permit = local.gate.tryAcquire(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
             if (!permit) {
-                events.notAcquired(name, callStart);
+                events.notAcquired(attempt.target, callStart);
                 return Optional.empty();
             }
             ensureOpen();
@@ -235,55 +245,66 @@ final class SharedLockClient implements LockClient {
                 validity.limit(System.nanoTime() + atMost.toNanos(), "held for its atMost of " + Durations.format(atMost)
                         + "; the lock is released in the background");
             }
-            BackendLease backendLease;
-            try {
-                backendLease = acquireFromBackend(name, deadline, validity);
-            } catch (LockException e) {
-                events.acquireFailed(name, callStart, e);
-                throw e;
-            }
-            if (backendLease == null) {
-                events.notAcquired(name, callStart);
-                return Optional.empty();
-            }
-            Grant grant = new Grant(this, local, backendLease, validity);
-            Duration atLeast = request == null ? null : request.atLeast().orElse(null);
-            if (atLeast != null) {
-                // From after the grant returned: the lock is kept until no earlier than acquisition + atLeast.
-                grant.atLeastUntil = grant.grantedAt + atLeast.toNanos();
-                grant.hasAtLeast = true;
-            }
-            if (!validity.start(lost -> {
-                releaseInBackground(grant::releaseBackendQuietly);
-                emit(name, l -> l.lost(name, lost));
-            })) {
-                grant.releaseBackendQuietly();
-                throw new LockException(name, "lock '" + name + "' (" + backend.describe(name) + ") was granted,"
-                        + " but its validity ended before the grant returned: " + validity.describeState()
-                        + "; the lease is shorter than an acquire takes, raise the lease option");
-            }
-            synchronized (local) {
-                local.grant = grant;
-                local.owner = threadOwned ? me : null;
-                grant.holds = 1;
-            }
-            grants.add(grant);
-            handedToGrant = true;
-            if (closed.get()) {
-                grant.end();
-                throw new IllegalStateException("lock client for " + backendName + " was closed while lock '"
-                        + name + "' was being acquired; the lock was released");
-            }
-            Duration waited = Duration.ofNanos(grant.grantedAt - callStart);
-            emit(name, l -> l.acquired(name, waited, grant.token));
-            return Optional.of(new SharedLease(grant, true));
+            Grant grant = acquirePath.acquire(attempt, deadline, validity, callStart);
+            return grant == null ? Optional.empty() : Optional.of(new SharedLease(grant, true));
         } finally {
-            if (!handedToGrant) {
+            if (!attempt.handedOver) {
                 if (permit) {
                     local.gate.release();
                 }
                 unretain(local);
             }
+        }
+    }
+
+    /**
+     * One call's lock, for {@link AcquirePath}: the name's local permit, held by the call, passes to the
+     * grant, which returns it when it ends ({@link #grantFinished}).
+     */
+    private final class LockAttempt implements GrantKind<BackendLease, Grant> {
+        final LocalLock local;
+        final Target target;
+        private final Thread owner;
+        private final Duration atLeast;
+        boolean handedOver;
+
+        LockAttempt(LocalLock local, Thread owner, LockRequest request) {
+            this.local = local;
+            this.target = Target.lock(local.name);
+            this.owner = owner;
+            this.atLeast = request == null ? null : request.atLeast().orElse(null);
+        }
+
+        @Override
+        public Target target() {
+            return target;
+        }
+
+        @Override
+        public BackendLease acquire(Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+            return backend.acquire(local.name, deadline, evidence);
+        }
+
+        @Override
+        public Grant grant(BackendLease lease, Validity validity) {
+            Grant grant = new Grant(SharedLockClient.this, local, lease, validity);
+            if (atLeast != null) {
+                // From after the grant returned: the lock is kept until no earlier than acquisition + atLeast.
+                grant.atLeastUntil = grant.grantedAt + atLeast.toNanos();
+                grant.hasAtLeast = true;
+            }
+            return grant;
+        }
+
+        @Override
+        public void handOver(Grant grant) {
+            synchronized (local) {
+                local.grant = grant;
+                local.owner = owner;
+                grant.holds = 1;
+            }
+            grants.add(grant);
+            handedOver = true;
         }
     }
 
@@ -294,16 +315,6 @@ final class SharedLockClient implements LockClient {
             throw new IllegalArgumentException("wait for lock '" + name + "' must not be negative: " + Durations.format(wait));
         }
         return Deadline.after(wait);
-    }
-
-    private BackendLease acquireFromBackend(String name, Deadline deadline, Validity validity) throws InterruptedException {
-        try {
-            return backend.acquire(name, deadline, validity);
-        } catch (LockException | IllegalArgumentException | IllegalStateException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            throw new LockException(name, "acquiring lock '" + name + "' (" + backend.describe(name) + ") failed: " + e, e);
-        }
     }
 
     void releaseInBackground(Runnable release) {
@@ -324,6 +335,10 @@ final class SharedLockClient implements LockClient {
 
     private void unretain(LocalLock local) {
         locals.computeIfPresent(local.name, (k, v) -> v != local || --v.refs > 0 ? v : null);
+    }
+
+    AcquirePath acquirePath() {
+        return acquirePath;
     }
 
     LockBackend backend() {

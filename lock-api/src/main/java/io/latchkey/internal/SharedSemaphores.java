@@ -1,9 +1,10 @@
 package io.latchkey.internal;
 
 import io.latchkey.DistributedSemaphore;
-import io.latchkey.LockException;
+import io.latchkey.LockListener.Target;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.spi.Deadline;
+import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.PermitLease;
 import io.latchkey.spi.SemaphoreBackend;
@@ -23,8 +24,9 @@ import org.slf4j.LoggerFactory;
  * while it has a handle acquiring or a lease open on it (reference-counted, so that names used once
  * leave nothing behind), and refuses another number for that name at once. Each permit is one
  * {@link PermitGrant}, with its own {@link Validity} driven by the backend's evidence exactly as a
- * lock's grant; a lost permit is released in the background, and the client's close releases every
- * permit still open.
+ * lock's grant and taken through the same {@link AcquirePath}, so that listeners hear of permits as of
+ * locks; a lost permit is released in the background, and the client's close releases every permit
+ * still open.
  */
 final class SharedSemaphores {
 
@@ -88,59 +90,59 @@ final class SharedSemaphores {
 
     Optional<SemaphoreLease> acquire(String name, int permits, Deadline deadline) throws InterruptedException {
         client.ensureOpen();
+        long callStart = System.nanoTime();
         SemaphoreBackend backend = backendFor(name);
         retain(name, permits);
-        boolean handedOver = false;
+        PermitAttempt attempt = new PermitAttempt(backend, name, permits);
         try {
             Validity validity = new Validity(name, "semaphore '" + name + "'", backend.describeSemaphore(name),
                     client.options().safetyMargin(), client.timer());
-            PermitLease permit;
-            try {
-                permit = backend.acquirePermit(name, permits, deadline, validity);
-            } catch (LockException | IllegalArgumentException | IllegalStateException e) {
-                throw e;
-            } catch (RuntimeException e) {
-                throw new LockException(name, "acquiring a permit of semaphore '" + name + "' ("
-                        + backend.describeSemaphore(name) + ") failed: " + e, e);
-            }
-            if (permit == null) {
-                return Optional.empty();
-            }
-            validity.rename("semaphore '" + name + "' permit " + permit.slot());
-            PermitGrant grant = new PermitGrant(this, name, permits, permit, validity);
-            if (!validity.start(lost -> client.releaseInBackground(grant::releaseBackendQuietly))) {
-                grant.releaseBackendQuietly();
-                throw new LockException(name, "a permit of semaphore '" + name + "' (" + backend.describeSemaphore(name)
-                        + ") was granted, but its validity ended before the grant returned: " + validity.describeState()
-                        + "; the lease is shorter than an acquire takes, raise the lease option");
-            }
-            open.add(grant);
-            handedOver = true;
-            if (client.isClosed()) {
-                grant.close();
-                throw new IllegalStateException("lock client for " + client.backendName() + " was closed while a permit"
-                        + " of semaphore '" + name + "' was being acquired; the permit was released");
-            }
-            return Optional.of(grant);
+            return Optional.ofNullable(client.acquirePath().acquire(attempt, deadline, validity, callStart));
         } finally {
-            if (!handedOver) {
+            if (!attempt.handedOver) {
                 unretain(name);
             }
+        }
+    }
+
+    /** One call's permit, for {@link AcquirePath}: the semaphore's count is retained until the permit closes. */
+    private final class PermitAttempt implements GrantKind<PermitLease, PermitGrant> {
+        private final SemaphoreBackend backend;
+        private final Target target;
+        boolean handedOver;
+
+        PermitAttempt(SemaphoreBackend backend, String name, int permits) {
+            this.backend = backend;
+            this.target = Target.permit(name, permits);
+        }
+
+        @Override
+        public Target target() {
+            return target;
+        }
+
+        @Override
+        public PermitLease acquire(Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+            return backend.acquirePermit(target.name(), target.permits(), deadline, evidence);
+        }
+
+        @Override
+        public PermitGrant grant(PermitLease permit, Validity validity) {
+            validity.rename("semaphore '" + target.name() + "' permit " + permit.slot());
+            return new PermitGrant(client, SharedSemaphores.this, target.withSlot(permit.slot()), permit, validity);
+        }
+
+        @Override
+        public void handOver(PermitGrant grant) {
+            open.add(grant);
+            handedOver = true;
         }
     }
 
     /** Called once by a permit that closed. */
     void closed(PermitGrant grant) {
         open.remove(grant);
-        unretain(grant.name);
-    }
-
-    void releaseInBackground(Runnable release) {
-        client.releaseInBackground(release);
-    }
-
-    String describe(String name) {
-        return ((SemaphoreBackend) client.backend()).describeSemaphore(name);
+        unretain(grant.target.name());
     }
 
     /** Releases every permit still open; for the client's close. */
@@ -150,7 +152,7 @@ final class SharedSemaphores {
                 grant.close();
             } catch (RuntimeException e) {
                 log.warn("closing client: release of {} ({}) failed; it expires on its own within {}",
-                        grant.subject(), describe(grant.name), client.options().lease(), e);
+                        grant.target, client.describe(grant.target), client.options().lease(), e);
             }
         }
     }

@@ -4,6 +4,7 @@ import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockClient;
 import io.latchkey.LockException;
 import io.latchkey.LockListener;
+import io.latchkey.LockListener.Target;
 import io.latchkey.LockLostException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -18,16 +19,18 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
- * Turns the {@link LockListener lock events} of a {@link LockClient} into Micrometer meters.
+ * Turns the {@link LockListener lock events} of a {@link LockClient}, for its locks and its
+ * semaphores' permits, into Micrometer meters.
  *
  * <pre>{@code
  * LockClient client = LockClient.connect("redis://localhost:6379");
  * LatchkeyMetrics.monitor(client, registry);
  * }</pre>
  *
- * <p>Meters, every one tagged {@code backend} (and {@code lock}, the lock name, only if
+ * <p>Meters of locks, every one tagged {@code backend} (and {@code lock}, the lock name, only if
  * {@link Builder#lockNameTag(boolean)} is on: lock names may be unbounded, so the tag is off by
  * default), plus any common tags given:
  * <ul>
@@ -41,6 +44,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>counter {@code latchkey.backend.unavailable}: acquires and releases that could not reach the
  *       backend.</li>
  * </ul>
+ * Permits of semaphores ({@link LockListener.Target.Kind#PERMIT}) have meters of their own, so that
+ * the lock meters count locks alone: {@code latchkey.permit.acquire} (the same {@code outcome}s),
+ * {@code latchkey.permit.hold}, {@code latchkey.permit.lost} (the same {@code reason}s), the gauge
+ * {@code latchkey.permit.held} (permits granted and not yet released) and
+ * {@code latchkey.permit.backend.unavailable}; with {@link Builder#lockNameTag(boolean)} on, the
+ * semaphore's name is tag {@code semaphore}. The permit slot is no tag (up to a thousand values).
  * Percentiles and histograms of the timers are left to the registry's configuration (a
  * {@code MeterFilter}), as Micrometer's own binders do.
  *
@@ -53,9 +62,83 @@ public final class LatchkeyMetrics implements MeterBinder, LockListener {
     private final String backend;
     private final boolean lockNameTag;
     private final Tags commonTags;
-    private final AtomicInteger held = new AtomicInteger();
-    private final ConcurrentHashMap<String, AtomicInteger> heldByLock = new ConcurrentHashMap<>();
+    private final Family locks = new Family("latchkey.", "latchkey.leases.held", "lock", "lock");
+    private final Family permits = new Family("latchkey.permit.", "latchkey.permit.held", "semaphore", "permit");
     private volatile MeterRegistry registry;
+
+    /**
+     * The meters of one kind of grant: their names' prefix, the name of the held gauge, the tag that
+     * carries the lock's or semaphore's name, and the word the descriptions use.
+     */
+    private final class Family {
+        final String prefix;
+        final String heldName;
+        final String nameTag;
+        final String what;
+        final AtomicInteger held = new AtomicInteger();
+        final ConcurrentHashMap<String, AtomicInteger> heldByName = new ConcurrentHashMap<>();
+
+        Family(String prefix, String heldName, String nameTag, String what) {
+            this.prefix = prefix;
+            this.heldName = heldName;
+            this.nameTag = nameTag;
+            this.what = what;
+        }
+
+        void bind(MeterRegistry r) {
+            heldGauge(r, held, null);
+            // The acquire timer's outcomes exist from the start, so that a dashboard shows zero, not nothing.
+            if (!lockNameTag) {
+                for (String outcome : new String[] {"acquired", "not_acquired", "error"}) {
+                    acquireTimer(r, null, outcome);
+                }
+            }
+        }
+
+        void acquired(MeterRegistry r, String name, Duration waitTime) {
+            acquireTimer(r, name, "acquired").record(waitTime);
+            held.incrementAndGet();
+            if (lockNameTag) {
+                heldByName.computeIfAbsent(name, n -> heldGauge(r, new AtomicInteger(), n)).incrementAndGet();
+            }
+        }
+
+        void released(MeterRegistry r, String name, Duration holdTime) {
+            Timer.builder(prefix + "hold").description("Time from the grant of a " + what + " to its release")
+                    .tags(tags(name)).register(r).record(holdTime);
+            held.decrementAndGet();
+            if (lockNameTag) {
+                heldByName.computeIfAbsent(name, n -> heldGauge(r, new AtomicInteger(), n)).decrementAndGet();
+            }
+        }
+
+        void count(MeterRegistry r, String meter, String description, String name) {
+            Counter.builder(prefix + meter).description(description).tags(tags(name)).register(r).increment();
+        }
+
+        void lost(MeterRegistry r, String name, LockLostException reason) {
+            Counter.builder(prefix + "lost").description("Leases lost")
+                    .tags(tags(name)).tag("reason", reason.reason().name().toLowerCase(Locale.ROOT))
+                    .register(r).increment();
+        }
+
+        Timer acquireTimer(MeterRegistry r, String name, String outcome) {
+            return Timer.builder(prefix + "acquire").description("Time to acquire a " + what + ", or to give up or fail")
+                    .tags(tags(name)).tag("outcome", outcome).register(r);
+        }
+
+        private AtomicInteger heldGauge(MeterRegistry r, AtomicInteger n, String name) {
+            Gauge.builder(heldName, n, AtomicInteger::get)
+                    .description("Grants of " + what + "s acquired and not yet released")
+                    .tags(tags(name)).register(r);
+            return n;
+        }
+
+        private Tags tags(String name) {
+            Tags t = commonTags.and("backend", backend);
+            return lockNameTag && name != null ? t.and(nameTag, name) : t;
+        }
+    }
 
     private LatchkeyMetrics(Builder b) {
         this.backend = b.backend;
@@ -88,107 +171,59 @@ public final class LatchkeyMetrics implements MeterBinder, LockListener {
                     + " use a CompositeMeterRegistry to publish to several");
         }
         this.registry = registry;
-        Gauge.builder("latchkey.leases.held", held, AtomicInteger::get)
-                .description("Grants of locks acquired and not yet released")
-                .tags(tags(null))
-                .register(registry);
-        // The acquire timer's outcomes exist from the start, so that a dashboard shows zero, not nothing.
-        if (!lockNameTag) {
-            for (String outcome : new String[] {"acquired", "not_acquired", "error"}) {
-                acquireTimer(registry, null, outcome);
-            }
-        }
+        locks.bind(registry);
+        permits.bind(registry);
+    }
+
+    /** The meters of {@code target}'s kind; a kind added to lock-api fails this switch until it has its own. */
+    private Family of(Target target) {
+        return switch (target.kind()) {
+            case LOCK -> locks;
+            case PERMIT -> permits;
+        };
     }
 
     @Override
-    public void acquired(String lockName, Duration waitTime, long fencingToken) {
-        MeterRegistry r = registry;
-        if (r == null) {
-            return;
-        }
-        acquireTimer(r, lockName, "acquired").record(waitTime);
-        held.incrementAndGet();
-        if (lockNameTag) {
-            heldOf(r, lockName).incrementAndGet();
-        }
+    public void acquired(Target target, Duration waitTime, long fencingToken) {
+        ifBound(r -> of(target).acquired(r, target.name(), waitTime));
     }
 
     @Override
-    public void notAcquired(String lockName, Duration waitTime) {
-        MeterRegistry r = registry;
-        if (r != null) {
-            acquireTimer(r, lockName, "not_acquired").record(waitTime);
-        }
+    public void notAcquired(Target target, Duration waitTime) {
+        ifBound(r -> of(target).acquireTimer(r, target.name(), "not_acquired").record(waitTime));
     }
 
     @Override
-    public void acquireFailed(String lockName, Duration waitTime, LockException exception) {
-        MeterRegistry r = registry;
-        if (r != null) {
-            acquireTimer(r, lockName, "error").record(waitTime);
-        }
+    public void acquireFailed(Target target, Duration waitTime, LockException exception) {
+        ifBound(r -> of(target).acquireTimer(r, target.name(), "error").record(waitTime));
     }
 
     @Override
-    public void released(String lockName, Duration holdTime) {
-        MeterRegistry r = registry;
-        if (r == null) {
-            return;
-        }
-        Timer.builder("latchkey.hold").description("Time from the grant of a lock to its release")
-                .tags(tags(lockName)).register(r).record(holdTime);
-        held.decrementAndGet();
-        if (lockNameTag) {
-            heldOf(r, lockName).decrementAndGet();
-        }
+    public void released(Target target, Duration holdTime) {
+        ifBound(r -> of(target).released(r, target.name(), holdTime));
     }
 
     @Override
-    public void lost(String lockName, LockLostException reason) {
-        MeterRegistry r = registry;
-        if (r != null) {
-            Counter.builder("latchkey.lost").description("Leases lost")
-                    .tags(tags(lockName)).tag("reason", reason.reason().name().toLowerCase(Locale.ROOT))
-                    .register(r).increment();
-        }
+    public void lost(Target target, LockLostException reason) {
+        ifBound(r -> of(target).lost(r, target.name(), reason));
     }
 
     @Override
-    public void backendUnavailable(String lockName, LockBackendUnavailableException exception) {
-        MeterRegistry r = registry;
-        if (r != null) {
-            Counter.builder("latchkey.backend.unavailable").description("Acquires and releases that could not reach the backend")
-                    .tags(tags(lockName)).register(r).increment();
-        }
+    public void backendUnavailable(Target target, LockBackendUnavailableException exception) {
+        ifBound(r -> of(target).count(r, "backend.unavailable", "Acquires and releases that could not reach the backend", target.name()));
     }
 
     @Override
     public void slotSkipped(String lockName, Instant slot, Instant recordedSlot) {
+        ifBound(r -> locks.count(r, "slot.skipped", "Tasks skipped because their schedule slot was done", lockName));
+    }
+
+    /** Runs {@code record} on the registry once bound; events that arrive before are not counted. */
+    private void ifBound(Consumer<MeterRegistry> record) {
         MeterRegistry r = registry;
         if (r != null) {
-            Counter.builder("latchkey.slot.skipped").description("Tasks skipped because their schedule slot was done")
-                    .tags(tags(lockName)).register(r).increment();
+            record.accept(r);
         }
-    }
-
-    private Timer acquireTimer(MeterRegistry r, String lockName, String outcome) {
-        return Timer.builder("latchkey.acquire").description("Time to acquire a lock, or to give up or fail")
-                .tags(tags(lockName)).tag("outcome", outcome).register(r);
-    }
-
-    private AtomicInteger heldOf(MeterRegistry r, String lockName) {
-        return heldByLock.computeIfAbsent(lockName, name -> {
-            AtomicInteger n = new AtomicInteger();
-            Gauge.builder("latchkey.leases.held", n, AtomicInteger::get)
-                    .description("Grants of locks acquired and not yet released")
-                    .tags(tags(name)).register(r);
-            return n;
-        });
-    }
-
-    private Tags tags(String lockName) {
-        Tags t = commonTags.and("backend", backend);
-        return lockNameTag && lockName != null ? t.and("lock", lockName) : t;
     }
 
     @Override

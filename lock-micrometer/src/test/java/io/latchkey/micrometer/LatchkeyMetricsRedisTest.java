@@ -9,6 +9,7 @@ import io.latchkey.LockClient;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
 import io.latchkey.LockRequest;
+import io.latchkey.SemaphoreLease;
 import io.latchkey.testkit.ServerImages;
 import io.latchkey.testkit.fault.TcpProxy;
 import io.latchkey.testkit.redis.RedisServer;
@@ -87,6 +88,27 @@ class LatchkeyMetricsRedisTest {
         assertThat(registry.get("latchkey.leases.held").gauge().value()).isZero();
         assertThat(registry.get("latchkey.acquire").tags("outcome", "error").timer().count()).isZero();
         assertThat(registry.getMeters()).allSatisfy(m -> assertThat(m.getId().getTag("lock")).isNull());
+    }
+
+    @Test
+    void permitsAreCountedApartFromLocks() throws Exception {
+        LatchkeyMetrics.monitor(client, registry);
+        assertThat(registry.get("latchkey.permit.acquire").tags("backend", "redis", "outcome", "acquired").timer().count()).isZero();
+        try (SemaphoreLease lease = client.semaphore("metrics:pool", 1).acquire(Duration.ofSeconds(5))) {
+            await().atMost(EVENTS).until(() -> timerCount("latchkey.permit.acquire", "outcome", "acquired") == 1);
+            assertThat(registry.get("latchkey.permit.held").tags("backend", "redis").gauge().value()).isEqualTo(1.0);
+            // a semaphore has no local gate: the second permit of one is asked of the server, which denies it
+            assertThat(client.semaphore("metrics:pool", 1).tryAcquire(Duration.ofMillis(100))).isEmpty();
+            await().atMost(EVENTS).until(() -> timerCount("latchkey.permit.acquire", "outcome", "not_acquired") == 1);
+        }
+        await().atMost(EVENTS).until(() -> timerCount("latchkey.permit.hold", "backend", "redis") == 1);
+        assertThat(registry.get("latchkey.permit.held").gauge().value()).isZero();
+        assertThat(timerCount("latchkey.permit.acquire", "outcome", "error")).isZero();
+        // events arrive in order: once the release is counted, every earlier event was, and no lock meter moved
+        assertThat(timerCount("latchkey.acquire", "outcome", "acquired")).isZero();
+        assertThat(timerCount("latchkey.acquire", "outcome", "not_acquired")).isZero();
+        assertThat(timerCount("latchkey.hold")).isZero();
+        assertThat(registry.get("latchkey.leases.held").gauge().value()).isZero();
     }
 
     @Test
