@@ -50,4 +50,14 @@ class SpiHelpersTest {
         assertThat(soon.min(later)).isSameAs(soon);
         assertThat(later.min(soon)).isSameAs(soon);
     }
+
+    @Test
+    @DisplayName("a call's bound is its wait's deadline plus the timeout, and saturates like the deadline")
+    void callBound() {
+        Deadline wait = Deadline.atNanoTime(1_000);
+        assertThat(wait.callBound(Duration.ofNanos(500)).nanoTime()).isEqualTo(1_500);
+        assertThat(wait.callBound(Duration.ofSeconds(-1)).nanoTime()).isEqualTo(1_000);
+        Deadline far = Deadline.after(Duration.ofDays(365L * 1_000_000));
+        assertThat(far.callBound(Duration.ofDays(365L * 1_000_000)).hasPassed()).isFalse();
+    }
 }

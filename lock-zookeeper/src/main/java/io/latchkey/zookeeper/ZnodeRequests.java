@@ -97,7 +97,7 @@ final class ZnodeRequests implements ZooKeeperBackend.Waiter {
             Runnable checkOpen) {
         this.backend = backend;
         this.deadline = deadline;
-        this.limit = deadline.plus(backend.timeout);
+        this.limit = deadline.callBound(backend.timeout);
         this.pauses = Pauses.until(limit);
         this.log = log;
         this.name = name;
