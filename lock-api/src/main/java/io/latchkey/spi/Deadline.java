@@ -38,6 +38,21 @@ public final class Deadline {
         return new Deadline(nanoTime + saturatedNanos(extra));
     }
 
+    /**
+     * The bound of a call whose wait ends at this deadline: this deadline plus {@code timeout}, the
+     * {@link io.latchkey.LockOptions#timeout() timeout option}, the one round trip that the last attempt
+     * of the wait may still take. {@link LockBackend#acquire} and {@link SemaphoreBackend#acquirePermit}
+     * return or throw by then (contract: {@code tryLock(wait)} within {@code wait + timeout}); a backend
+     * bounds its waits for answers with this rather than adding the two itself, so that every backend
+     * means the same bound. A bound that deliberately allows more (a cold JVM's start-up allowance, say)
+     * is not this one and says so where it is computed.
+     *
+     * @param timeout the timeout option; a negative one counts as zero
+     */
+    public Deadline callBound(Duration timeout) {
+        return plus(timeout);
+    }
+
     /** The {@link System#nanoTime()} value at which this deadline passes. */
     public long nanoTime() {
         return nanoTime;

@@ -25,10 +25,24 @@ public final class Durations {
      * @throws IllegalArgumentException quoting the bad text
      */
     public static Duration parse(String option, String text) {
+        return parsed(text, " for option '" + option + "'");
+    }
+
+    /**
+     * Parses {@code text} given where the reader already knows what it is for, such as a command
+     * line's option that the command line names itself.
+     *
+     * @throws IllegalArgumentException quoting the bad text, naming no option
+     */
+    public static Duration parse(String text) {
+        return parsed(text, "");
+    }
+
+    private static Duration parsed(String text, String forWhat) {
         Matcher m = FORM.matcher(text.trim());
         if (!m.matches()) {
-            throw new IllegalArgumentException("bad duration '" + text + "' for option '" + option
-                    + "': write a whole number with a unit, such as 500ms, 15s, 2m or 1h");
+            throw new IllegalArgumentException("bad duration '" + text + "'" + forWhat
+                    + ": write a whole number with a unit, such as 500ms, 15s, 2m or 1h");
         }
         long n = Long.parseLong(m.group(1));
         switch (m.group(2)) {

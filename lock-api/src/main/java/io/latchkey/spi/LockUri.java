@@ -49,6 +49,39 @@ public record LockUri(String scheme, List<HostAndPort> hosts, String path, Strin
         return UriParser.scheme(Objects.requireNonNull(uri, "uri").trim());
     }
 
+    /**
+     * {@code uri} with the password of its user info replaced by {@code ****}, as every message of
+     * {@link io.latchkey.LockClient#connect(String)} shows it: for tools that show a URI or hand it on.
+     */
+    public static String redact(String uri) {
+        return UriParser.redact(Objects.requireNonNull(uri, "uri"));
+    }
+
+    /**
+     * The schemes that the providers on the class path serve, in order: those
+     * {@link io.latchkey.LockClient#connect(String)} chooses among, found through the current thread's
+     * context class loader (else lock-api's), as it finds them. For tools that tell an unknown scheme
+     * from a backend that failed before connecting.
+     *
+     * @throws io.latchkey.LockException if a provider on the class path cannot be loaded
+     */
+    public static java.util.SortedSet<String> servedSchemes() {
+        ClassLoader loader = Thread.currentThread().getContextClassLoader();
+        if (loader == null) {
+            loader = LockUri.class.getClassLoader();
+        }
+        java.util.SortedSet<String> schemes = new java.util.TreeSet<>();
+        try {
+            for (LockProviderFactory provider : java.util.ServiceLoader.load(LockProviderFactory.class, loader)) {
+                schemes.addAll(provider.schemes());
+            }
+        } catch (java.util.ServiceConfigurationError e) {
+            throw new io.latchkey.LockException(null, "a Latchkey provider on the class path could not be loaded: "
+                    + e.getMessage(), e);
+        }
+        return java.util.Collections.unmodifiableSortedSet(schemes);
+    }
+
     /** A parsed URI: what the backend needs of it, and the options with its query applied. */
     public record Parsed(LockUri uri, io.latchkey.LockOptions options) {
 

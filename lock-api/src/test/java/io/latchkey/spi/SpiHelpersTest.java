@@ -1,6 +1,7 @@
 package io.latchkey.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
@@ -49,5 +50,34 @@ class SpiHelpersTest {
         Deadline later = Deadline.after(Duration.ofSeconds(20));
         assertThat(soon.min(later)).isSameAs(soon);
         assertThat(later.min(soon)).isSameAs(soon);
+    }
+
+    @Test
+    @DisplayName("a call's bound is its wait's deadline plus the timeout, and saturates like the deadline")
+    void callBound() {
+        Deadline wait = Deadline.atNanoTime(1_000);
+        assertThat(wait.callBound(Duration.ofNanos(500)).nanoTime()).isEqualTo(1_500);
+        assertThat(wait.callBound(Duration.ofSeconds(-1)).nanoTime()).isEqualTo(1_000);
+        Deadline far = Deadline.after(Duration.ofDays(365L * 1_000_000));
+        assertThat(far.callBound(Duration.ofDays(365L * 1_000_000)).hasPassed()).isFalse();
+    }
+
+    @Test
+    @DisplayName("a bad duration's message quotes it, naming the option if one is given")
+    void badDuration() {
+        assertThatThrownBy(() -> Durations.parse("lease", "5 minutes")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("bad duration '5 minutes' for option 'lease': write a whole number with a unit, such as"
+                        + " 500ms, 15s, 2m or 1h");
+        assertThatThrownBy(() -> Durations.parse("5 minutes")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("bad duration '5 minutes': write a whole number with a unit, such as 500ms, 15s, 2m or 1h");
+        assertThat(Durations.parse("15s")).isEqualTo(Duration.ofSeconds(15));
+    }
+
+    @Test
+    @DisplayName("a URI shown by a tool has its password redacted as connect's messages have it; no provider here serves a scheme")
+    void redactAndSchemes() {
+        assertThat(LockUri.redact("redis://user:s3cret@host:6379/0?lease=5s")).isEqualTo("redis://user:****@host:6379/0?lease=5s");
+        assertThat(LockUri.redact("zookeeper://zk1:2181/latchkey")).isEqualTo("zookeeper://zk1:2181/latchkey");
+        assertThat(LockUri.servedSchemes()).isEmpty();
     }
 }

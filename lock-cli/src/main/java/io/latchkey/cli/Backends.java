@@ -3,15 +3,14 @@ package io.latchkey.cli;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockClient;
 import io.latchkey.LockException;
-import io.latchkey.spi.LockProviderFactory;
-import java.util.Locale;
-import java.util.ServiceLoader;
+import io.latchkey.spi.LockUri;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
- * Where the command line finds its backend: {@code --uri} or {@code LATCHKEY_URI}, checked against
- * the providers in the jar before connecting, so that each bad input is one line and one exit code.
+ * Where the command line finds its backend: {@code --uri} or {@code LATCHKEY_URI}, connected through
+ * {@link LockClient#connect(String)}, whose messages (with the password redacted) it shows as they are;
+ * only a scheme that no provider in the jar serves is told in the command line's own words, as a usage
+ * error. Each bad input is one line and one exit code.
  *
  * <p>Stateless and thread-safe.
  */
@@ -39,16 +38,21 @@ public final class Backends {
             throw new CliException(ExitCodes.USAGE, "no backend: give --uri or set " + URI_VARIABLE + ", for example "
                     + EXAMPLES);
         }
-        int colon = chosen.indexOf("://");
-        if (colon <= 0) {
-            throw new CliException(ExitCodes.USAGE, "bad lock URI '" + redact(chosen) + "': write it as scheme://host:port,"
-                    + " for example " + EXAMPLES);
+        Set<String> known;
+        String scheme;
+        try {
+            scheme = LockUri.schemeOf(chosen);
+            known = LockUri.servedSchemes();
+        } catch (IllegalArgumentException e) {
+            throw new CliException(ExitCodes.USAGE, e.getMessage());
+        } catch (LockException e) {
+            throw new CliException(ExitCodes.BACKEND_UNAVAILABLE, e.getMessage());
         }
-        String scheme = chosen.substring(0, colon).toLowerCase(Locale.ROOT);
-        Set<String> known = schemes();
+        // the library calls a scheme without a provider a failure of the class path; here it is a typing error
         if (!known.contains(scheme)) {
-            throw new CliException(ExitCodes.USAGE, "unknown backend '" + scheme + "' in lock URI '" + redact(chosen)
-                    + "': this latchkey knows " + String.join(", ", known) + ", for example " + EXAMPLES);
+            throw new CliException(ExitCodes.USAGE, "unknown backend '" + scheme + "' in lock URI '"
+                    + LockUri.redact(chosen) + "': this latchkey knows " + String.join(", ", known)
+                    + ", for example " + EXAMPLES);
         }
         try {
             return LockClient.connect(chosen);
@@ -57,22 +61,9 @@ public final class Backends {
         } catch (LockBackendUnavailableException e) {
             throw new CliException(ExitCodes.BACKEND_UNAVAILABLE, e.getMessage());
         } catch (LockException e) {
-            throw new CliException(ExitCodes.BACKEND_UNAVAILABLE, "cannot connect to " + redact(chosen) + ": " + e.getMessage());
+            throw new CliException(ExitCodes.BACKEND_UNAVAILABLE, "cannot connect to " + LockUri.redact(chosen)
+                    + ": " + e.getMessage());
         }
-    }
-
-    /** The schemes the providers in this jar serve. */
-    static Set<String> schemes() {
-        Set<String> schemes = new TreeSet<>();
-        for (LockProviderFactory f : ServiceLoader.load(LockProviderFactory.class)) {
-            schemes.addAll(f.schemes());
-        }
-        return schemes;
-    }
-
-    /** The URI with the password of its user info replaced by {@code ****}, as the library shows it. */
-    public static String redact(String uri) {
-        return uri.replaceFirst("(//[^/@:?#]*:)[^/@?#]*@", "$1****@");
     }
 
     /** The URI in effect: {@code --uri} or the environment, or {@code null}. */

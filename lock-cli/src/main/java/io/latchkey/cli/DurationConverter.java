@@ -19,14 +19,14 @@ public final class DurationConverter implements CommandLine.ITypeConverter<Durat
     /**
      * Parses {@code text}.
      *
-     * @throws CommandLine.TypeConversionException quoting the bad text, which picocli reports as a usage error
+     * @throws CommandLine.TypeConversionException with {@link Durations}' message, which picocli reports as a
+     *     usage error after the option's name
      */
     public static Duration parse(String text) {
         try {
-            return Durations.parse("duration", text);
+            return Durations.parse(text);
         } catch (IllegalArgumentException e) {
-            throw new CommandLine.TypeConversionException("bad duration '" + text
-                    + "': write a whole number with a unit, such as 500ms, 15s, 2m or 1h");
+            throw new CommandLine.TypeConversionException(e.getMessage());
         }
     }
 

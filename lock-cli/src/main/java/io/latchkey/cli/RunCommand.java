@@ -4,6 +4,7 @@ import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockException;
 import io.latchkey.SemaphoreLease;
+import io.latchkey.spi.LockUri;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -192,7 +193,7 @@ final class RunCommand implements Callable<Integer> {
         ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
         pb.environment().put("LATCHKEY_LOCK", name);
         pb.environment().put("LATCHKEY_FENCING_TOKEN", Long.toString(lease.fencingToken()));
-        pb.environment().put(Backends.URI_VARIABLE, Backends.redact(Backends.chosen(uri)));
+        pb.environment().put(Backends.URI_VARIABLE, LockUri.redact(Backends.chosen(uri)));
         if (lease instanceof SemaphoreLease permit) {
             pb.environment().put("LATCHKEY_PERMITS", Integer.toString(permit.permits()));
             pb.environment().put("LATCHKEY_PERMIT_SLOT", Integer.toString(permit.slot()));

@@ -2,6 +2,7 @@ package io.latchkey.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.latchkey.spi.LockUri;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -83,8 +84,8 @@ class CommandLineTest {
     @Test
     @DisplayName("the URI handed to the command has no password")
     void redaction() {
-        assertThat(Backends.redact("redis://user:s3cret@host:6379/0?lease=5s")).isEqualTo("redis://user:****@host:6379/0?lease=5s");
-        assertThat(Backends.redact("zookeeper://zk1:2181/latchkey")).isEqualTo("zookeeper://zk1:2181/latchkey");
+        assertThat(LockUri.redact("redis://user:s3cret@host:6379/0?lease=5s")).isEqualTo("redis://user:****@host:6379/0?lease=5s");
+        assertThat(LockUri.redact("zookeeper://zk1:2181/latchkey")).isEqualTo("zookeeper://zk1:2181/latchkey");
     }
 
     private static void assertUsage(Cli cli, String message) throws InterruptedException {

@@ -164,7 +164,7 @@ public final class EtcdLockProvider implements LockProviderFactory {
         Objects.requireNonNull(etcd, "etcd client");
         String where = "the endpoints of the application's etcd client";
         LockClients.checkOptions(new EtcdLockProvider(), options, where);
-        String namespace = options.namespace() == null ? DEFAULT_NAMESPACE : withSlash(options.namespace());
+        String namespace = namespace(options.namespace());
         EtcdLockBackend backend = new EtcdLockBackend(etcd, null, false, namespace, ttlSeconds(options, where), options,
                 where);
         try {
@@ -200,10 +200,12 @@ public final class EtcdLockProvider implements LockProviderFactory {
             throw new IllegalArgumentException("the path '" + path + "' and the namespace option '" + options.namespace()
                     + "' of " + uri.redacted() + " disagree; give the namespace once");
         }
-        if (options.namespace() != null) {
-            return withSlash(options.namespace());
-        }
-        return hasPath ? withSlash(path) : DEFAULT_NAMESPACE;
+        return namespace(options.namespace() != null ? options.namespace() : hasPath ? path : null);
+    }
+
+    /** The key prefix of namespace {@code given}, ending in a slash; {@link #DEFAULT_NAMESPACE} if none is given. */
+    private static String namespace(String given) {
+        return given == null ? DEFAULT_NAMESPACE : withSlash(given);
     }
 
     private static String withSlash(String namespace) {

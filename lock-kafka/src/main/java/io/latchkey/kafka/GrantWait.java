@@ -202,10 +202,11 @@ final class GrantWait {
     /**
      * Where the stays past {@code deadlineNanos} begin: the later of the deadline and the start of this
      * member's join. A join that has not started yet (the consumer still being built) moves it on, for
-     * at most a timeout past the deadline.
+     * at most a timeout past the deadline: to the call's bound.
      */
     private long stayFrom(long deadlineNanos) {
-        long joined = joinStarted ? joinStartedNanos : Math.min(System.nanoTime(), deadlineNanos + timeoutNanos);
+        long joined = joinStarted ? joinStartedNanos : Math.min(System.nanoTime(),
+                Deadline.atNanoTime(deadlineNanos).callBound(backend.options().timeout()).nanoTime());
         return joined - deadlineNanos > 0 ? joined : deadlineNanos;
     }
 

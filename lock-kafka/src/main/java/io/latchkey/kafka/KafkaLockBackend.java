@@ -68,31 +68,22 @@ final class KafkaLockBackend implements SemaphoreBackend {
      *
      * @param clientConfig the application's Kafka client settings, {@code bootstrap.servers} included
      * @param replicationFactor the replication factor of new lock topics, or 0 for up to 3 as the cluster allows
-     * @param heartbeat the members' heartbeat interval, or {@code null} for the default
+     * @throws IllegalArgumentException if the {@code heartbeat} or {@code handover} option, or the Kafka
+     *     properties' {@code heartbeat.interval.ms}, is bad; before anything connects
      */
-    KafkaLockBackend(Map<String, Object> clientConfig, LockOptions options, String prefix, int replicationFactor,
-            Duration heartbeat) {
-        this(clientConfig, options, prefix, replicationFactor, heartbeat, TOPIC_CACHE_SIZE);
+    KafkaLockBackend(Map<String, Object> clientConfig, LockOptions options, String prefix, int replicationFactor) {
+        this(clientConfig, options, prefix, replicationFactor, TOPIC_CACHE_SIZE);
     }
 
     /** As above, with {@code topicCacheSize} lock topics kept known (tests use a small one). */
     KafkaLockBackend(Map<String, Object> clientConfig, LockOptions options, String prefix, int replicationFactor,
-            Duration heartbeat, int topicCacheSize) {
-        this.parkWaiters = KafkaLockProvider.HANDOVER_REJOIN.equals(
-                options.backendOption(KafkaLockProvider.HANDOVER, KafkaLockProvider.DEFAULT_HANDOVER));
+            int topicCacheSize) {
+        this.heartbeatMs = heartbeatMs(clientConfig, options);
+        this.parkWaiters = parkWaiters(options);
         this.clientConfig = Map.copyOf(clientConfig);
         this.options = options;
         this.prefix = prefix;
-        int lease = millis(options.lease());
-        Object given = clientConfig.get("heartbeat.interval.ms");
-        this.heartbeatMs = heartbeat != null ? millis(heartbeat)
-                : given != null ? Integer.parseInt(String.valueOf(given).trim()) : Math.max(10, Math.min(1000, lease / 6));
-        if (heartbeatMs <= 0 || heartbeatMs > lease / 3) {
-            throw new IllegalArgumentException("heartbeat.interval.ms=" + heartbeatMs + " in the kafka properties must be"
-                    + " positive and at most a third of the lease (" + Durations.format(options.lease())
-                    + "); leave it unset or use the heartbeat option");
-        }
-        this.sessionMs = lease - heartbeatMs;
+        this.sessionMs = millis(options.lease()) - heartbeatMs;
         this.bootstrap = String.valueOf(clientConfig.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG));
         this.errors = new KafkaErrors(options, bootstrap, prefix);
         KafkaConnect.Clients clients = new KafkaConnect(options, bootstrap, sessionMs, heartbeatMs, errors).connect(clientConfig);
@@ -100,6 +91,50 @@ final class KafkaLockBackend implements SemaphoreBackend {
         this.producer = clients.producer();
         this.topics = new KafkaTopics(admin, options, prefix, bootstrap, replicationFactor, topicCacheSize, errors);
         this.records = new KafkaRecords(this.clientConfig, options, producer, topics, errors);
+    }
+
+    /**
+     * The members' heartbeat interval, ms: the {@code heartbeat} option, else the Kafka properties'
+     * {@code heartbeat.interval.ms}, else a sixth of the lease, at most 1 s. Read and checked here alone.
+     *
+     * @throws IllegalArgumentException if the one given is not positive or more than a third of the lease
+     */
+    static int heartbeatMs(Map<String, Object> clientConfig, LockOptions options) {
+        int lease = millis(options.lease());
+        String option = options.backendOption(KafkaLockProvider.HEARTBEAT, null);
+        Duration heartbeat = null;
+        if (option != null) {
+            heartbeat = Durations.parse(KafkaLockProvider.HEARTBEAT, option);
+            if (heartbeat.isZero() || heartbeat.compareTo(options.lease().dividedBy(3)) > 0) {
+                throw new IllegalArgumentException("bad value '" + option + "' for option " + KafkaLockProvider.HEARTBEAT
+                        + ": the heartbeat interval must be positive and at most a third of the lease ("
+                        + Durations.format(options.lease()) + ")");
+            }
+        }
+        Object given = clientConfig.get("heartbeat.interval.ms");
+        int heartbeatMs = heartbeat != null ? millis(heartbeat)
+                : given != null ? Integer.parseInt(String.valueOf(given).trim()) : Math.max(10, Math.min(1000, lease / 6));
+        if (heartbeatMs <= 0 || heartbeatMs > lease / 3) {
+            throw new IllegalArgumentException("heartbeat.interval.ms=" + heartbeatMs + " in the kafka properties must be"
+                    + " positive and at most a third of the lease (" + Durations.format(options.lease())
+                    + "); leave it unset or use the heartbeat option");
+        }
+        return heartbeatMs;
+    }
+
+    /**
+     * Whether waiters park in a pending rejoin: the {@code handover} option, {@code heartbeat} (the
+     * default) or {@code rejoin}. Read and checked here alone.
+     *
+     * @throws IllegalArgumentException if it is neither
+     */
+    static boolean parkWaiters(LockOptions options) {
+        String handover = options.backendOption(KafkaLockProvider.HANDOVER, KafkaLockProvider.DEFAULT_HANDOVER);
+        if (!handover.equals(KafkaLockProvider.HANDOVER_REJOIN) && !handover.equals(KafkaLockProvider.HANDOVER_HEARTBEAT)) {
+            throw new IllegalArgumentException("bad value '" + handover + "' for option " + KafkaLockProvider.HANDOVER
+                    + ": write rejoin (a waiter takes over a release in round trips) or heartbeat (at its next heartbeat)");
+        }
+        return handover.equals(KafkaLockProvider.HANDOVER_REJOIN);
     }
 
     @Override

@@ -2,7 +2,6 @@ package io.latchkey.kafka;
 
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
-import io.latchkey.spi.Durations;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockProviderFactory;
@@ -13,7 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -90,7 +88,7 @@ public final class KafkaLockProvider implements LockProviderFactory {
     static final String HANDOVER_REJOIN = "rejoin";
     /** {@link #HANDOVER}'s value that lets a waiter learn of a release at its next heartbeat: the default. */
     static final String HANDOVER_HEARTBEAT = "heartbeat";
-    /** The default of {@link #HANDOVER}, for the provider's check and the backend alike. */
+    /** The default of {@link #HANDOVER}. */
     static final String DEFAULT_HANDOVER = HANDOVER_HEARTBEAT;
     /**
      * The option choosing the SASL mechanism for the URI's user name and password: {@code PLAIN} (the
@@ -226,21 +224,8 @@ public final class KafkaLockProvider implements LockProviderFactory {
                         + ": write a whole number of at least 1, at most the number of brokers");
             }
         }
-        Duration heartbeat = null;
-        String hb = options.backendOption(HEARTBEAT, null);
-        if (hb != null) {
-            heartbeat = Durations.parse(HEARTBEAT, hb);
-            if (heartbeat.isZero() || heartbeat.compareTo(options.lease().dividedBy(3)) > 0) {
-                throw new IllegalArgumentException("bad value '" + hb + "' for option " + HEARTBEAT + ": the heartbeat"
-                        + " interval must be positive and at most a third of the lease (" + Durations.format(options.lease()) + ")");
-            }
-        }
-        String handover = options.backendOption(HANDOVER, DEFAULT_HANDOVER);
-        if (!handover.equals(HANDOVER_REJOIN) && !handover.equals(HANDOVER_HEARTBEAT)) {
-            throw new IllegalArgumentException("bad value '" + handover + "' for option " + HANDOVER + ": write rejoin"
-                    + " (a waiter takes over a release in round trips) or heartbeat (at its next heartbeat)");
-        }
-        return new KafkaLockBackend(config, options, prefix, rf, heartbeat);
+        // heartbeat and handover are read and checked by the backend, before it connects
+        return new KafkaLockBackend(config, options, prefix, rf);
     }
 
     private static String jaasEscape(String s) {

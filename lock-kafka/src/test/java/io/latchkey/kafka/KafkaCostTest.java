@@ -6,6 +6,7 @@ import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.SemaphoreLease;
+import io.latchkey.spi.Durations;
 import io.latchkey.spi.LockClients;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.kafka.KafkaServer;
@@ -60,10 +61,10 @@ class KafkaCostTest {
         return "kafka-cost:" + tag + ":" + Long.toHexString(ThreadLocalRandom.current().nextLong());
     }
 
-    private KafkaLockBackend backend(LockOptions options, Duration heartbeat, int topicCacheSize) {
+    private KafkaLockBackend backend(LockOptions options, int topicCacheSize) {
         Map<String, Object> config = new HashMap<>();
         config.put("bootstrap.servers", server.bootstrapServers());
-        KafkaLockBackend backend = new KafkaLockBackend(config, options, PREFIX, 0, heartbeat, topicCacheSize);
+        KafkaLockBackend backend = new KafkaLockBackend(config, options, PREFIX, 0, topicCacheSize);
         opened.addFirst(LockClients.of("kafka", backend, options));
         return backend;
     }
@@ -88,7 +89,7 @@ class KafkaCostTest {
     @Test
     @DisplayName("a lock name already seen costs no admin request and no producer request but its fencing marker")
     void knownNameCostsNoAdminRequest() throws Exception {
-        KafkaLockBackend backend = backend(OPTIONS, null, KafkaLockBackend.TOPIC_CACHE_SIZE);
+        KafkaLockBackend backend = backend(OPTIONS, KafkaLockBackend.TOPIC_CACHE_SIZE);
         LockClient client = LockClients.of("kafka", backend, OPTIONS);
         String name = name("known");
         double atConnect = requestsSent(backend.adminMetrics(), "admin-client-metrics");
@@ -112,7 +113,7 @@ class KafkaCostTest {
     @Test
     @DisplayName("a semaphore name already seen costs no admin request and no producer request but its fencing marker")
     void knownSemaphoreCostsNoAdminRequest() throws Exception {
-        KafkaLockBackend backend = backend(OPTIONS, null, KafkaLockBackend.TOPIC_CACHE_SIZE);
+        KafkaLockBackend backend = backend(OPTIONS, KafkaLockBackend.TOPIC_CACHE_SIZE);
         LockClient client = LockClients.of("kafka", backend, OPTIONS);
         String name = name("known-semaphore");
         acquireAndRelease(client, name);
@@ -139,9 +140,9 @@ class KafkaCostTest {
     @Test
     @DisplayName("a try that finds a known name held, and the acquires after it, cost no admin request")
     void contendedKnownNameCostsNoAdminRequest() throws Exception {
-        KafkaLockBackend backend = backend(OPTIONS, null, KafkaLockBackend.TOPIC_CACHE_SIZE);
+        KafkaLockBackend backend = backend(OPTIONS, KafkaLockBackend.TOPIC_CACHE_SIZE);
         LockClient client = LockClients.of("kafka", backend, OPTIONS);
-        LockClient other = LockClients.of("kafka", backend(OPTIONS, null, KafkaLockBackend.TOPIC_CACHE_SIZE), OPTIONS);
+        LockClient other = LockClients.of("kafka", backend(OPTIONS, KafkaLockBackend.TOPIC_CACHE_SIZE), OPTIONS);
         String name = name("contended");
         lockAndRelease(client, name);
         double before = requestsSent(backend.adminMetrics(), "admin-client-metrics");
@@ -159,7 +160,7 @@ class KafkaCostTest {
     @DisplayName("200 names locked and released leave no state per name: the clients' metrics and the topic cache stay bounded")
     void releasedNamesLeaveNoStatePerName() throws Exception {
         int cacheSize = 16;
-        KafkaLockBackend backend = backend(OPTIONS, null, cacheSize);
+        KafkaLockBackend backend = backend(OPTIONS, cacheSize);
         LockClient client = LockClients.of("kafka", backend, OPTIONS);
         for (int i = 0; i < 20; i++) {
             lockAndRelease(client, name("many-" + i));
@@ -184,12 +185,13 @@ class KafkaCostTest {
     void handOverDoesNotWaitForAHeartbeat() throws Exception {
         Duration heartbeat = Duration.ofSeconds(5);
         LockOptions options = LockOptions.builder().lease(heartbeat.multipliedBy(3))
-                .backendOption(KafkaLockProvider.HANDOVER, "rejoin").build();
+                .backendOption(KafkaLockProvider.HANDOVER, "rejoin")
+                .backendOption(KafkaLockProvider.HEARTBEAT, Durations.format(heartbeat)).build();
         // A waiter that learnt of the release at its next heartbeat would take about one heartbeat
         // interval here, as the release follows at once the rebalance that admitted it (which restarts
         // its heartbeat timer); a quarter of one leaves the round trips plenty of room.
         Duration bound = heartbeat.dividedBy(4);
-        KafkaLockBackend[] backends = {backend(options, heartbeat, 16), backend(options, heartbeat, 16)};
+        KafkaLockBackend[] backends = {backend(options, 16), backend(options, 16)};
         LockClient[] clients = {LockClients.of("kafka", backends[0], options), LockClients.of("kafka", backends[1], options)};
         String name = name("handover");
         ExecutorService pool = Executors.newSingleThreadExecutor();

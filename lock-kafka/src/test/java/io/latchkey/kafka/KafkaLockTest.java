@@ -98,7 +98,7 @@ class KafkaLockTest {
     private KafkaLockBackend backend() {
         Map<String, Object> config = new HashMap<>();
         config.put("bootstrap.servers", server.bootstrapServers());
-        KafkaLockBackend backend = new KafkaLockBackend(config, OPTIONS, PREFIX, 0, null);
+        KafkaLockBackend backend = new KafkaLockBackend(config, OPTIONS, PREFIX, 0);
         track(LockClients.of("kafka", backend, OPTIONS));
         return backend;
     }

@@ -75,8 +75,7 @@ final class RedisContender {
      * holder's expiry or at the end of the wait. {@code null} if not granted.
      */
     Granted contend(Contention c, String field, Deadline deadline) throws InterruptedException {
-        // The caller's bound: the wait plus one timeout for the last round trip.
-        Deadline end = deadline.plus(timeout);
+        Deadline end = deadline.callBound(timeout);
         Waiter waiter = null;
         try {
             // Queued by the first attempt already if there is a wait: a release between that attempt and the

@@ -15,27 +15,19 @@ import org.redisson.api.RScript;
 import org.redisson.client.codec.LongCodec;
 
 /**
- * One grant of a lock: its owner id, its token and the periodic ownership check.
+ * One grant of a lock: its key, and through {@link RedisRenewed} its owner id, its token and the periodic ownership
+ * check.
  *
  * <p>Thread-safe: its own state is final; what a check and a release share is in {@link RedisRenewed}.
  */
 final class RedisLease extends RedisRenewed implements BackendLease {
     private final String lockName;
     private final String key;
-    private final long owner;
-    private final long token;
 
     RedisLease(RedisLockBackend backend, String lockName, String key, long owner, long token, LeaseEvidence evidence) {
-        super(backend, evidence);
+        super(backend, evidence, owner, token);
         this.lockName = lockName;
         this.key = key;
-        this.owner = owner;
-        this.token = token;
-    }
-
-    @Override
-    public long fencingToken() {
-        return token;
     }
 
     @Override

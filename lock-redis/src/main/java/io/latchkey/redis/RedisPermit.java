@@ -13,7 +13,8 @@ import org.redisson.api.RScript;
 import org.redisson.client.codec.LongCodec;
 
 /**
- * One permit of a semaphore: its slot, owner id and token, and the periodic ownership check of its slot key.
+ * One permit of a semaphore: its slot, and through {@link RedisRenewed} its owner id, its token and the periodic
+ * ownership check of its slot key.
  *
  * <p>Thread-safe: its own state is final; what a check and a release share is in {@link RedisRenewed}.
  */
@@ -22,28 +23,19 @@ final class RedisPermit extends RedisRenewed implements PermitLease {
     private final String tag;
     private final int permits;
     private final int slot;
-    private final long owner;
-    private final long token;
 
     RedisPermit(RedisLockBackend backend, String name, String tag, int permits, int slot, long owner, long token,
             LeaseEvidence evidence) {
-        super(backend, evidence);
+        super(backend, evidence, owner, token);
         this.name = name;
         this.tag = tag;
         this.permits = permits;
         this.slot = slot;
-        this.owner = owner;
-        this.token = token;
     }
 
     @Override
     public int slot() {
         return slot;
-    }
-
-    @Override
-    public long fencingToken() {
-        return token;
     }
 
     @Override

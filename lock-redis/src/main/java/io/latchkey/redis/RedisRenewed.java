@@ -9,7 +9,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What a held lock and a held permit share: one script every check period
+ * What a held lock and a held permit share: the owner id and fencing token of the grant, and one script every check period
  * ({@link RedisLockBackend#everyCheckPeriod}) that checks the owner, extends the key to the lease and reports its
  * {@code PTTL} to the evidence; silence is not loss, an owner gone is.
  *
@@ -23,14 +23,24 @@ abstract class RedisRenewed {
 
     final RedisLockBackend backend;
     final LeaseEvidence evidence;
+    /** The owner id the key holds while this grant lasts. */
+    final long owner;
+    final long token;
     private final AtomicBoolean checking = new AtomicBoolean();
     volatile boolean ended;
     volatile boolean lostKey;
     private volatile ScheduledFuture<?> task;
 
-    RedisRenewed(RedisLockBackend backend, LeaseEvidence evidence) {
+    RedisRenewed(RedisLockBackend backend, LeaseEvidence evidence, long owner, long token) {
         this.backend = backend;
         this.evidence = evidence;
+        this.owner = owner;
+        this.token = token;
+    }
+
+    /** The grant's fencing token: {@code BackendLease} and {@code PermitLease} alike. */
+    public final long fencingToken() {
+        return token;
     }
 
     /** The renewal script; its answer is the key's PTTL, or -3 if the key no longer holds the owner. */

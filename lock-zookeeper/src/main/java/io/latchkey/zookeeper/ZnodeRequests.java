@@ -97,7 +97,7 @@ final class ZnodeRequests implements ZooKeeperBackend.Waiter {
             Runnable checkOpen) {
         this.backend = backend;
         this.deadline = deadline;
-        this.limit = deadline.plus(backend.timeout);
+        this.limit = deadline.callBound(backend.timeout);
         this.pauses = Pauses.until(limit);
         this.log = log;
         this.name = name;
@@ -156,7 +156,7 @@ final class ZnodeRequests implements ZooKeeperBackend.Waiter {
                 }
                 recipe.awaitChange();
             } catch (KeeperException e) {
-                if (!retriable(e) || deadline.hasPassed()) {
+                if (!ZooKeeperBackend.unreachable(e) || deadline.hasPassed()) {
                     throw failure(e);
                 }
                 lastFailure = e;
@@ -369,12 +369,6 @@ final class ZnodeRequests implements ZooKeeperBackend.Waiter {
         if (!ok(event)) {
             throw KeeperException.create(code(event), event.getPath());
         }
-    }
-
-    static boolean retriable(KeeperException e) {
-        return e instanceof KeeperException.ConnectionLossException || e instanceof KeeperException.SessionExpiredException
-                || e instanceof KeeperException.OperationTimeoutException
-                || e instanceof KeeperException.SessionMovedException;
     }
 
     static boolean ok(CuratorEvent event) {

@@ -192,14 +192,24 @@ final class ZooKeeperBackend implements SemaphoreBackend {
                     + " the base path '" + basePath + "' is protected by an ACL; connect with the username and password"
                     + " that own it (zookeeper://user:password@host:2181" + basePath + ")", e);
         }
-        if (e instanceof KeeperException.ConnectionLossException || e instanceof KeeperException.SessionExpiredException
-                || e instanceof KeeperException.OperationTimeoutException
-                || e instanceof KeeperException.SessionMovedException) {
+        if (unreachable(e)) {
             return new LockBackendUnavailableException(lockName, "could not " + doing + " " + subject + " ("
                     + where + "): zookeeper is not reachable (" + e.getMessage() + "); check that the ensemble is up and"
                     + " reachable", e);
         }
         return new LockException(lockName, "could not " + doing + " " + subject + " (" + where + "): " + e, e);
+    }
+
+    /**
+     * Whether {@code e} says that the ensemble could not be reached (no answer, the connection or the
+     * session lost meanwhile) rather than that it refused the request: the one list of such failures, which
+     * an acquire tries again within its wait and {@link #failure} reports as
+     * {@link LockBackendUnavailableException}.
+     */
+    static boolean unreachable(Throwable e) {
+        return e instanceof KeeperException.ConnectionLossException || e instanceof KeeperException.SessionExpiredException
+                || e instanceof KeeperException.OperationTimeoutException
+                || e instanceof KeeperException.SessionMovedException;
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.latchkey.cli.DurationConverter;
 import io.latchkey.cli.ExitCodes;
 import io.latchkey.cli.Main;
 import io.latchkey.cli.server.EmbeddedZooKeeper;
+import io.latchkey.spi.LockUri;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -109,7 +110,7 @@ public final class DemoCommand implements Callable<Integer> {
                     lease = probe.options().lease();
                 }
                 workerUri = uri;
-                backend = Backends.redact(uri);
+                backend = LockUri.redact(uri);
             }
             EmbeddedZooKeeper server = zk;
             CuttableProxy cut = proxy;

@@ -159,7 +159,7 @@ final class MemoryLockBackend implements SemaphoreBackend {
         CompletableFuture<String[]> answer = c.request(id, (semaphore ? "permit " : "acquire ") + id + " "
                 + key(namespace, lockName) + " " + (semaphore ? permits + " " : "") + deadline.remainingMillis());
         String[] granted;
-        Deadline answerBy = deadline.plus(options.timeout());
+        Deadline answerBy = deadline.callBound(options.timeout());
         Pauses pauses = Pauses.until(answerBy); // a silence that was this process's own pause is told as such
         try {
             granted = answer.get(answerBy.remainingNanos(), TimeUnit.NANOSECONDS);
