@@ -3,9 +3,15 @@ package io.latchkey.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.latchkey.spi.LockUri;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,6 +40,43 @@ class CommandLineTest {
         Cli completion = Cli.start(dir, "generate-completion");
         assertThat(completion.await(BOUND)).isZero();
         assertThat(completion.stdout()).contains("complete -F");
+    }
+
+    @Test
+    @DisplayName("latchkey server zookeeper prints a URI that latchkey run uses, and SIGINT stops it and removes its data")
+    void embeddedZooKeeperServer() throws Exception {
+        Path tmp = Files.createDirectories(dir.resolve("tmp"));
+        // the server's data directory is a temporary one: under this test's own, to see it removed
+        Map<String, String> env = Map.of("JAVA_TOOL_OPTIONS", "-Djava.io.tmpdir=" + tmp);
+        try (Cli server = Cli.start(dir, env, "server", "zookeeper", "--port", "0")) {
+            servesAndStops(server, tmp);
+        }
+    }
+
+    private void servesAndStops(Cli server, Path tmp) throws Exception {
+        Pattern use = Pattern.compile("use: export LATCHKEY_URI='([^']+)'");
+        Cli.awaitTrue(BOUND, "the server prints its URI", () -> use.matcher(server.stdout()).find(), List.of(server));
+        Matcher m = use.matcher(server.stdout());
+        assertThat(m.find()).isTrue();
+        String uri = m.group(1);
+        assertThat(dataDirectories(tmp)).as("the server's data directory while it runs").hasSize(1);
+
+        Cli run = Cli.start(dir, Map.of(Backends.URI_VARIABLE, uri), "run", "report:nightly", "--", "sh", "-c",
+                "echo token $LATCHKEY_FENCING_TOKEN");
+        assertThat(run.await(BOUND)).as(run.stderr()).isZero();
+        assertThat(run.stdout()).matches("token \\d+\\n");
+
+        server.signal("INT");
+        assertThat(server.await(BOUND)).isEqualTo(128 + 2);
+        assertThat(server.stdout()).contains("zookeeper stopped; its data is removed");
+        assertThat(dataDirectories(tmp)).as("the stopped server's data directory").isEmpty();
+    }
+
+    /** The embedded server's data directories in {@code tmp} (other libraries may put files there too). */
+    private static List<Path> dataDirectories(Path tmp) throws IOException {
+        try (Stream<Path> entries = Files.list(tmp)) {
+            return entries.filter(p -> p.getFileName().toString().startsWith("latchkey-zookeeper-")).toList();
+        }
     }
 
     @Test

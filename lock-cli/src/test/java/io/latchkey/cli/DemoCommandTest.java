@@ -2,6 +2,7 @@ package io.latchkey.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.latchkey.testkit.redis.RedisServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.regex.Matcher;
@@ -9,11 +10,9 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.parallel.Isolated;
 
 /** {@code latchkey demo} as a user runs it, shortened: a real embedded ZooKeeper and real worker processes. */
 @DisplayName("latchkey demo")
-@Isolated("the demo's own faults and timing, on a machine no other test loads")
 class DemoCommandTest {
 
     @TempDir
@@ -35,6 +34,23 @@ class DemoCommandTest {
         assertThat(number(out, "failovers")).as(out).isGreaterThanOrEqualTo(1);
         assertThat(number(out, "stale writes refused")).as(out).isGreaterThanOrEqualTo(1);
         assertThat(out).contains("tokens increase with grants  yes").doesNotContain("\033[");
+    }
+
+    @Test
+    @DisplayName("demo --uri plays the kill and the stop on a backend in a container, with zero overlapping leases")
+    void demoOnAGivenBackend() throws Exception {
+        try (RedisServer redis = RedisServer.start()) {
+            String uri = redis.uri(redis.endpoints()) + "?lease=3s&timeout=1s";
+            Cli demo = Cli.start(dir, "demo", "--duration", "25s", "--uri", uri);
+            int status = demo.await(Duration.ofSeconds(25 + 2 * (9 + 15)));
+            String out = demo.stdout();
+            assertThat(status).as(out + demo.stderr()).isZero();
+            assertThat(out).contains("fault 3/3 skipped");
+            assertThat(number(out, "overlapping valid leases")).as(out).isZero();
+            assertThat(number(out, "failovers")).as(out).isGreaterThanOrEqualTo(1);
+            assertThat(number(out, "stale writes refused")).as(out).isGreaterThanOrEqualTo(1);
+            assertThat(out).contains("tokens increase with grants  yes");
+        }
     }
 
     private static long number(String out, String label) {

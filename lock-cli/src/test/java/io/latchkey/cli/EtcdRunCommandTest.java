@@ -7,9 +7,6 @@ import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * {@code latchkey run} against etcd in a container from the test kit, one server for the class. The
@@ -17,8 +14,6 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * a second late, so 2s would leave a TTL of one second, below the server's minimum.
  */
 @DisplayName("latchkey run on etcd")
-@Execution(ExecutionMode.CONCURRENT)
-@ResourceLock(RunCommandContract.ONE_AT_A_TIME + "Etcd")
 class EtcdRunCommandTest extends RunCommandContract {
 
     private static final Duration ETCD_LEASE = Duration.ofSeconds(3);

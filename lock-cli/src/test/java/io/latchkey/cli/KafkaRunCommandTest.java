@@ -8,9 +8,6 @@ import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * {@code latchkey run} against a Kafka broker in a container from the test kit, one broker for the
@@ -23,8 +20,6 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * timeout plus margin.
  */
 @DisplayName("latchkey run on Kafka")
-@Execution(ExecutionMode.CONCURRENT)
-@ResourceLock(RunCommandContract.ONE_AT_A_TIME + "Kafka")
 class KafkaRunCommandTest extends RunCommandContract {
 
     private static final String KAFKA_QUERY = "lease=4s&timeout=2s";

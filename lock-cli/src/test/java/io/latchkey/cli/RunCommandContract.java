@@ -5,9 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.latchkey.testkit.fault.CuttableUri;
 import io.latchkey.testkit.fault.TcpProxy;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,13 +31,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@link Cli#JVM_SLACK} for starting a JVM on a loaded machine; never from tuned constants.
  */
 abstract class RunCommandContract {
-
-    /**
-     * The start of the resource lock each backend's class takes on itself: the classes of the four
-     * backends, each with a server of its own, run two at a time (the build's JUnit parallelism),
-     * and the lock keeps one class's tests in one thread, one at a time.
-     */
-    static final String ONE_AT_A_TIME = "io.latchkey.cli.run-command.";
 
     private static final AtomicInteger LOCKS = new AtomicInteger();
 
@@ -297,6 +293,43 @@ abstract class RunCommandContract {
         assertThat(cli.await(bound())).as("exit status; stderr: %s", cli.stderr()).isEqualTo(ExitCodes.NOT_FOUND);
         assertThat(cli.stderr()).contains("'no-such-command-latchkey'").contains("'" + name + "'");
         assertThat(run(uri(), name, "true").await(bound())).isZero();
+    }
+
+    @Test
+    @DisplayName("a command that cannot be executed exits 126 and leaves the lock free")
+    void commandThatCannotBeExecuted() throws Exception {
+        String name = lockName();
+        Path script = dir.resolve("not-executable.sh");
+        Files.writeString(script, "#!/bin/sh\nexit 0\n");
+        Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rw-r--r--"));
+        Cli cli = run(uri(), name, script.toString());
+        assertThat(cli.await(bound())).as("exit status; stderr: %s", cli.stderr()).isEqualTo(ExitCodes.NOT_EXECUTABLE);
+        assertThat(cli.stderr()).contains("'" + script + "'", "'" + name + "'", "permission denied");
+        assertThat(run(uri(), name, "true").await(bound())).isZero();
+    }
+
+    @Test
+    @DisplayName("the command reads latchkey's stdin and writes to its stdout and stderr")
+    void commandInheritsTheStreams() throws Exception {
+        Cli cli = run(uri(), lockName(), "sh", "-c", "read line; echo \"out:$line\"; echo \"err:$line\" >&2");
+        try (OutputStream in = cli.process.getOutputStream()) {
+            in.write("hello\n".getBytes(StandardCharsets.UTF_8));
+        }
+        assertThat(cli.await(bound())).as("exit status; stderr: %s", cli.stderr()).isZero();
+        assertThat(cli.stdout()).isEqualTo("out:hello\n");
+        assertThat(cli.stderr()).isEqualTo("err:hello\n");
+    }
+
+    @Test
+    @DisplayName("without --verbose a run prints nothing while it waits: its one line is the conflict at the end")
+    void silentWhileWaiting() throws Exception {
+        String name = lockName();
+        holdInBackground(name);
+        Cli waiter = run(uri(), name, List.of("--wait", "2s"), "true");
+        assertThat(waiter.await(bound().plusSeconds(2))).isEqualTo(ExitCodes.CONFLICT);
+        assertThat(waiter.stdout()).isEmpty();
+        assertThat(waiter.stderr().lines()).as(waiter.stderr()).hasSize(1)
+                .allMatch(l -> l.contains("lock '" + name + "' is held by someone else"));
     }
 
     private void holdInBackground(String name) throws InterruptedException {

@@ -5,14 +5,9 @@ import java.net.InetSocketAddress;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /** {@code latchkey run} against the embedded ZooKeeper of {@code latchkey server}, one server for the class. */
 @DisplayName("latchkey run on ZooKeeper")
-@Execution(ExecutionMode.CONCURRENT)
-@ResourceLock(RunCommandContract.ONE_AT_A_TIME + "ZooKeeper")
 class ZooKeeperRunCommandTest extends RunCommandContract {
 
     private static EmbeddedZooKeeper zk;
