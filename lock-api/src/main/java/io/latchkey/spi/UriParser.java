@@ -119,12 +119,20 @@ final class UriParser {
      */
     static void checkBackendOptions(LockOptions options, LockProviderFactory provider, String where) {
         for (String name : options.backendOptions().keySet()) {
-            if (!provider.backendOptions().contains(name)) {
-                Set<String> known = new TreeSet<>(SHARED_OPTIONS);
-                known.addAll(provider.backendOptions());
-                throw new IllegalArgumentException("unknown option '" + name + "' given in code for " + where
-                        + "; known options: " + String.join(", ", known));
-            }
+            requireKnown(name, provider, "given in code for " + where);
+        }
+    }
+
+    /**
+     * The one rule of option names: an option that is not shared must be one {@code provider} declares,
+     * or it is refused, naming it, where it was given ({@code given}) and the known options.
+     */
+    private static void requireKnown(String name, LockProviderFactory provider, String given) {
+        if (!provider.backendOptions().contains(name)) {
+            Set<String> known = new TreeSet<>(SHARED_OPTIONS);
+            known.addAll(provider.backendOptions());
+            throw new IllegalArgumentException("unknown option '" + name + "' " + given + "; known options: "
+                    + String.join(", ", known));
         }
     }
 
@@ -205,12 +213,7 @@ final class UriParser {
                     options.namespace(value);
                     break;
                 default:
-                    if (!provider.backendOptions().contains(name)) {
-                        Set<String> known = new TreeSet<>(SHARED_OPTIONS);
-                        known.addAll(provider.backendOptions());
-                        throw new IllegalArgumentException("unknown option '" + name + "' in lock URI '" + shown
-                                + "'; known options: " + String.join(", ", known));
-                    }
+                    requireKnown(name, provider, "in lock URI '" + shown + "'");
                     options.backendOption(name, value);
             }
         }
