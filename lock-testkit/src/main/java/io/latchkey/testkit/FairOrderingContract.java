@@ -4,10 +4,6 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Order;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceAccessMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The contract plus the fair-ordering capability: waiters are granted the lock in arrival order
@@ -29,9 +25,7 @@ public abstract class FairOrderingContract<S extends LockServer> extends LockCon
         super(serverKey, startServer);
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "lock.FairOrdering")
+    @GroupExecution.Beside
     @Nested
     @Order(100)
     @DisplayName("Fair ordering: waiters are granted the lock in the order they arrived")

@@ -43,24 +43,6 @@ abstract class KitGroup {
     private static final AtomicInteger TEST_THREADS = new AtomicInteger();
 
     /**
-     * The resource lock every group of a contract takes on the contract's server. Most groups take it
-     * to read: they only use the server, under names of their own, so that where JUnit's parallel
-     * execution is enabled ({@code junit.jupiter.execution.parallel.enabled}) they run beside each
-     * other, and the leases they sleep through overlap. A group takes it to write, and so runs alone,
-     * when it pauses or restarts the server, when it counts the JVM's threads and connections
-     * (rule 10), or when it times cold starts of child JVMs: another group's faults, threads or load
-     * would make its checks wrong. Without parallel execution every group runs alone, as before.
-     */
-    static final String SERVER = "io.latchkey.testkit.server";
-
-    /**
-     * The start of the resource lock that a group which runs beside others takes on itself alone: a
-     * lock that is not only read keeps the group's own tests in one thread, one at a time, as they
-     * were written (JUnit would otherwise run the tests of a concurrent group concurrently too).
-     */
-    static final String GROUP = "io.latchkey.testkit.group.";
-
-    /**
      * The wake-up budget: how long a waiter that is already connected and waiting may take, once the
      * lock is free in the server, to notice and be granted it (the server's notification and the
      * waiter's one acquire round trip). Part of rule 5's bound ({@link #crashBound()}) and of the

@@ -9,10 +9,6 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.TestClassOrder;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceAccessMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The contract of docs/contract.md, to subclass once per backend.
@@ -76,9 +72,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
     protected void assertNothingLeftInBackend(Collection<String> lockNames) {
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "lock.MutualExclusion")
+    @GroupExecution.Beside
     @Nested
     @Order(1)
     @DisplayName("1. Mutual exclusion: at most one valid lease per lock name at any instant")
@@ -89,9 +83,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "lock.TryWithDeadline")
+    @GroupExecution.Beside
     @Nested
     @Order(2)
     @DisplayName("2. Try with a deadline: tryLock returns within wait + timeout, and an unreachable backend is an exception")
@@ -102,9 +94,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "lock.Reentrancy")
+    @GroupExecution.Beside
     @Nested
     @Order(3)
     @DisplayName("3. Reentrancy: the holding thread nests, other threads wait, the last close releases")
@@ -115,9 +105,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "lock.HandleOwnership")
+    @GroupExecution.Beside
     @Nested
     @Order(4)
     @DisplayName("4. Handle ownership: any thread may close a lease, close is idempotent and never frees another's lock")
@@ -128,9 +116,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "lock.CrashRelease")
+    @GroupExecution.Beside
     @Nested
     @Order(5)
     @DisplayName("5. Crash release: a holder that dies loses the lock within lease + a bound")
@@ -141,9 +127,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "lock.Renewal")
+    @GroupExecution.Beside
     @Nested
     @Order(6)
     @DisplayName("6. Renewal: a live holder keeps the lock far past the lease")
@@ -154,9 +138,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "lock.LossSignal")
+    @GroupExecution.Beside
     @Nested
     @Order(7)
     @DisplayName("7a. Loss is signalled, never silent: a cut or paused holder is invalid before another is granted")
@@ -167,8 +149,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ_WRITE)
+    @GroupExecution.Alone
     @Nested
     @Order(8)
     @DisplayName("7b. Loss across a server restart: never two valid holders, and the lock usable again")
@@ -179,9 +160,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "lock.FencingTokens")
+    @GroupExecution.Beside
     @Nested
     @Order(9)
     @DisplayName("8. Fencing tokens: every grant's token exceeds all earlier ones")
@@ -192,9 +171,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "lock.LockNames")
+    @GroupExecution.Beside
     @Nested
     @Order(10)
     @DisplayName("9. Names: any 1 to 255 characters without control characters, mapped without collisions")
@@ -205,8 +182,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ_WRITE)
+    @GroupExecution.Alone
     @Nested
     @Order(11)
     @DisplayName("10. Nothing leaks: after close no thread, connection or backend state remains")
@@ -217,9 +193,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "lock.AsyncAcquisition")
+    @GroupExecution.Beside
     @Nested
     @Order(12)
     @DisplayName("tryLockAsync: the same bounds, a lease of no thread, cancellation leaves nothing held")
@@ -230,9 +204,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "lock.OncePerSlot")
+    @GroupExecution.Beside
     @Nested
     @Order(15)
     @DisplayName("Once per slot: clients firing the same slot run the task once, a failed or lost run does not mark it")
@@ -243,8 +215,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ_WRITE)
+    @GroupExecution.Alone
     @Nested
     @Order(14)
     @DisplayName("2b. Bounds at the edges: refused port, silent listener, unresolvable host, paused server, four JVMs at once")
@@ -255,8 +226,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ_WRITE)
+    @GroupExecution.Alone
     @Nested
     @Order(16)
     @DisplayName("2c. Honest messages: a waiter whose own process was paused is told so, not that the server is down")
@@ -267,9 +237,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "lock.ScheduledJobs")
+    @GroupExecution.Beside
     @Nested
     @Order(13)
     @DisplayName("Scheduled jobs: a task under the lock, atMost and atLeast per call, lock events")
@@ -280,8 +248,7 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ_WRITE)
+    @GroupExecution.Alone
     @Nested
     @Order(17)
     @DisplayName("1, 7, 8 under random faults: child JVMs killed, stopped, cut, the server paused and restarted;"

@@ -9,10 +9,6 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.TestClassOrder;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceAccessMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The semaphore contract ({@link io.latchkey.DistributedSemaphore}), to subclass once per backend that
@@ -55,9 +51,7 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
     protected void assertNothingLeftInBackend(Collection<String> semaphoreNames) {
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "semaphore.AtMostN")
+    @GroupExecution.Beside
     @Nested
     @Order(1)
     @DisplayName("1. At most N valid leases at once, across threads, clients and processes; the N+1-th waits for a release")
@@ -68,9 +62,7 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "semaphore.TryWithDeadline")
+    @GroupExecution.Beside
     @Nested
     @Order(2)
     @DisplayName("2. Try with a deadline: tryAcquire returns within wait + timeout, and an unreachable backend is an exception")
@@ -81,9 +73,7 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "semaphore.Permits")
+    @GroupExecution.Beside
     @Nested
     @Order(3)
     @DisplayName("3. Permits: every holder agrees on N, each tryAcquire takes another permit, any thread may close a lease")
@@ -94,9 +84,7 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "semaphore.CrashRelease")
+    @GroupExecution.Beside
     @Nested
     @Order(5)
     @DisplayName("5. Crash release: a holder that dies frees its permit within lease + a bound")
@@ -107,9 +95,7 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "semaphore.Renewal")
+    @GroupExecution.Beside
     @Nested
     @Order(6)
     @DisplayName("6. Renewal: a live holder keeps its permit far past the lease")
@@ -120,9 +106,7 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "semaphore.LossSignal")
+    @GroupExecution.Beside
     @Nested
     @Order(7)
     @DisplayName("7. Loss is signalled, never silent: a paused or cut holder is invalid before its slot is granted again")
@@ -133,8 +117,7 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ_WRITE)
+    @GroupExecution.Alone
     @Nested
     @Order(8)
     @DisplayName("7b. Loss across a server restart: never more than N valid leases, and the semaphore usable again")
@@ -145,9 +128,7 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ)
-    @ResourceLock(KitGroup.GROUP + "semaphore.Names")
+    @GroupExecution.Beside
     @Nested
     @Order(9)
     @DisplayName("9. Names: the rule of lock names, mapped without collisions, apart from locks of the same name")
@@ -158,8 +139,7 @@ public abstract class SemaphoreContract<S extends LockServer> extends ServerCont
         }
     }
 
-    @Execution(ExecutionMode.CONCURRENT)
-    @ResourceLock(value = KitGroup.SERVER, mode = ResourceAccessMode.READ_WRITE)
+    @GroupExecution.Alone
     @Nested
     @Order(10)
     @DisplayName("10. Nothing leaks: after close no thread, connection or backend state of a semaphore remains")
