@@ -41,6 +41,8 @@ import org.junit.jupiter.api.TestInfo;
 abstract class KitGroup {
 
     private static final AtomicInteger TEST_THREADS = new AtomicInteger();
+    /** Checks that JUnit keeps a {@link GroupExecution.Alone} group's tests alone on their server. */
+    private static final ServerSharing SHARING = new ServerSharing();
 
     /**
      * The wake-up budget: how long a waiter that is already connected and waiting may take, once the
@@ -73,10 +75,19 @@ abstract class KitGroup {
     @BeforeEach
     final void rememberTestName(TestInfo info) {
         testName = info.getTestMethod().map(m -> m.getName()).orElse("test");
+        SHARING.enter(contract().server(), this, testName);
     }
 
     @AfterEach
     final void closeEverythingOpened() throws Exception {
+        try {
+            closeOpened();
+        } finally {
+            SHARING.leave(contract().server(), this);
+        }
+    }
+
+    private void closeOpened() throws Exception {
         Exception first = null;
         while (true) {
             AutoCloseable c;

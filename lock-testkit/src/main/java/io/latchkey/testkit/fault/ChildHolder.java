@@ -206,12 +206,12 @@ public final class ChildHolder implements AutoCloseable {
 
     /** Pauses the child with SIGSTOP. */
     public void pause() {
-        Signals.send("STOP", pid());
+        Signals.stop(process.toHandle());
     }
 
     /** Resumes a paused child with SIGCONT. */
     public void resume() {
-        Signals.send("CONT", pid());
+        Signals.resume(process.toHandle());
     }
 
     /** Whether the process is still alive. */

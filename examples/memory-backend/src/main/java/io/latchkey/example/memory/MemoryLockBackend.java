@@ -462,6 +462,9 @@ final class MemoryLockBackend implements SemaphoreBackend {
                 if (!connection.dead) {
                     throw unavailableAt(lockName, where(), "release", e);
                 }
+                // the server closed the session, and its grants with it, before it answered
+                log.warn("lock '{}': the connection to {} closed during the release; the server ends its grants with it",
+                        lockName, server);
             }
         }
     }

@@ -1,6 +1,7 @@
 package io.latchkey.example.memory;
 
 import io.latchkey.testkit.LockServer;
+import io.latchkey.testkit.fault.Signals;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -25,7 +26,8 @@ import java.util.stream.Stream;
  * restart (SIGKILL, then the same port and data folder again). The fixture a third-party backend
  * writes in place of the kit's Testcontainers fixtures.
  *
- * <p>Not thread-safe: the contract drives it from one thread.
+ * <p>The contract drives it from one thread at a time, not always the same one: the process it runs
+ * is published to the next.
  */
 final class MemoryServerProcess implements LockServer {
 
@@ -34,8 +36,8 @@ final class MemoryServerProcess implements LockServer {
 
     private final Path data;
     private final Flaw flaw;
-    private Process process;
-    private int port;
+    private volatile Process process;
+    private volatile int port;
 
     private MemoryServerProcess(Path data, Flaw flaw) {
         this.data = data;
@@ -70,16 +72,19 @@ final class MemoryServerProcess implements LockServer {
         launch(port);
     }
 
-    /** Freezes the server process with SIGSTOP: its port still accepts connections, nothing answers. */
+    /**
+     * Freezes the server process with SIGSTOP: its port still accepts connections, nothing answers.
+     * Returns once every thread of it is stopped.
+     */
     @Override
     public void pause() {
-        io.latchkey.testkit.fault.Signals.send("STOP", process.pid());
+        Signals.stop(process.toHandle());
     }
 
     /** Resumes the server process with SIGCONT. */
     @Override
     public void unpause() {
-        io.latchkey.testkit.fault.Signals.send("CONT", process.pid());
+        Signals.resume(process.toHandle());
     }
 
     /** Whether the server keeps any state (holder or waiters) of the lock {@code key}. */
