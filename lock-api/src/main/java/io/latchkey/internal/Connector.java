@@ -39,11 +39,7 @@ public final class Connector {
         Objects.requireNonNull(options, "options");
         String text = uri.trim();
         String scheme = LockUri.schemeOf(text);
-        ClassLoader loader = Thread.currentThread().getContextClassLoader();
-        if (loader == null) {
-            loader = LockClient.class.getClassLoader();
-        }
-        LockProviderFactory provider = ProviderDiscovery.find(scheme, loader,
+        LockProviderFactory provider = ProviderDiscovery.find(scheme, LockProviderFactory.discoveryLoader(),
                 System.getProperty(ProviderDiscovery.PROVIDER_PROPERTY));
         LockUri.Parsed parsed = LockUri.parse(text, options, provider);
         LockBackend backend = provider.connect(parsed.uri(), parsed.options());

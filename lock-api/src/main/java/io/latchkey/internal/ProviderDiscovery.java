@@ -2,9 +2,7 @@ package io.latchkey.internal;
 
 import io.latchkey.LockException;
 import io.latchkey.spi.LockProviderFactory;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.stream.Collectors;
 
@@ -30,7 +28,7 @@ final class ProviderDiscovery {
      * @param chosen the class name from {@code -Dlatchkey.provider}, or {@code null}
      */
     public static LockProviderFactory find(String scheme, ClassLoader loader, String chosen) {
-        List<LockProviderFactory> all = load(loader);
+        List<LockProviderFactory> all = LockProviderFactory.installed(loader);
         if (chosen != null && !chosen.isBlank()) {
             for (LockProviderFactory p : all) {
                 if (p.getClass().getName().equals(chosen.trim())) {
@@ -58,18 +56,6 @@ final class ProviderDiscovery {
                     + ". Keep one of them on the class path, or choose one with -D" + PROVIDER_PROPERTY + "=<class name>");
         }
         return matching.get(0);
-    }
-
-    private static List<LockProviderFactory> load(ClassLoader loader) {
-        List<LockProviderFactory> out = new ArrayList<>();
-        try {
-            for (LockProviderFactory p : ServiceLoader.load(LockProviderFactory.class, loader)) {
-                out.add(p);
-            }
-        } catch (ServiceConfigurationError e) {
-            throw new LockException(null, "a Latchkey provider on the class path could not be loaded: " + e.getMessage(), e);
-        }
-        return out;
     }
 
     private static String describe(List<LockProviderFactory> providers) {

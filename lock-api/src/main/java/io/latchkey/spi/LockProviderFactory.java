@@ -1,6 +1,11 @@
 package io.latchkey.spi;
 
+import io.latchkey.LockException;
 import io.latchkey.LockOptions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
 import java.util.Set;
 
 /**
@@ -31,4 +36,31 @@ public interface LockProviderFactory {
      *     {@link LockOptions#timeout()}
      */
     LockBackend connect(LockUri uri, LockOptions options);
+
+    /**
+     * The class loader that providers are found through: the current thread's context class loader,
+     * else lock-api's own, as {@link io.latchkey.LockClient#connect(String)} finds them.
+     */
+    static ClassLoader discoveryLoader() {
+        ClassLoader loader = Thread.currentThread().getContextClassLoader();
+        return loader != null ? loader : LockProviderFactory.class.getClassLoader();
+    }
+
+    /**
+     * The providers that {@code loader} finds, in {@link ServiceLoader}'s order: those a client chooses
+     * among by scheme.
+     *
+     * @throws LockException if a provider on the class path cannot be loaded
+     */
+    static List<LockProviderFactory> installed(ClassLoader loader) {
+        List<LockProviderFactory> found = new ArrayList<>();
+        try {
+            for (LockProviderFactory provider : ServiceLoader.load(LockProviderFactory.class, loader)) {
+                found.add(provider);
+            }
+        } catch (ServiceConfigurationError e) {
+            throw new LockException(null, "a Latchkey provider on the class path could not be loaded: " + e.getMessage(), e);
+        }
+        return List.copyOf(found);
+    }
 }

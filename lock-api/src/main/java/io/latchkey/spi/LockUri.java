@@ -1,7 +1,10 @@
 package io.latchkey.spi;
 
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
+import java.util.SortedSet;
+import java.util.TreeSet;
 
 /**
  * The parts of a connection URI a backend needs: scheme, hosts and path. Query options and
@@ -65,21 +68,12 @@ public record LockUri(String scheme, List<HostAndPort> hosts, String path, Strin
      *
      * @throws io.latchkey.LockException if a provider on the class path cannot be loaded
      */
-    public static java.util.SortedSet<String> servedSchemes() {
-        ClassLoader loader = Thread.currentThread().getContextClassLoader();
-        if (loader == null) {
-            loader = LockUri.class.getClassLoader();
+    public static SortedSet<String> servedSchemes() {
+        SortedSet<String> schemes = new TreeSet<>();
+        for (LockProviderFactory provider : LockProviderFactory.installed(LockProviderFactory.discoveryLoader())) {
+            schemes.addAll(provider.schemes());
         }
-        java.util.SortedSet<String> schemes = new java.util.TreeSet<>();
-        try {
-            for (LockProviderFactory provider : java.util.ServiceLoader.load(LockProviderFactory.class, loader)) {
-                schemes.addAll(provider.schemes());
-            }
-        } catch (java.util.ServiceConfigurationError e) {
-            throw new io.latchkey.LockException(null, "a Latchkey provider on the class path could not be loaded: "
-                    + e.getMessage(), e);
-        }
-        return java.util.Collections.unmodifiableSortedSet(schemes);
+        return Collections.unmodifiableSortedSet(schemes);
     }
 
     /** A parsed URI: what the backend needs of it, and the options with its query applied. */
