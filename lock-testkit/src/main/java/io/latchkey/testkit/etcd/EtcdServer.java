@@ -318,6 +318,8 @@ public final class EtcdServer implements LockServer {
                     + "ETCD_HEARTBEAT_MS=" + ELECTION_TIMEOUT.toMillis() / 10 + "\n"
                     + "ETCD_ADVERTISE=" + (tls ? "https" : "http") + "://" + getHost() + ":" + getMappedPort(CLIENT_PORT) + "\n";
             copyFileToContainer(Transferable.of(conf.getBytes(StandardCharsets.UTF_8)), "/etc/latchkey-etcd.conf");
+            // last: the entrypoint waits for it, so that it never reads a configuration still being written
+            copyFileToContainer(Transferable.of(new byte[0]), "/etc/latchkey-etcd.ready");
         }
 
         InetSocketAddress endpoint() {

@@ -149,6 +149,8 @@ public final class KafkaNode extends GenericContainer<KafkaNode> {
         copyFileToContainer(Transferable.of(file.toString()), "/opt/kafka/server.properties");
         copyFileToContainer(Transferable.of(clusterId), "/opt/kafka/cluster.id");
         copyFileToContainer(Transferable.of(script(), 0755), "/opt/kafka/start.sh");
+        // last: the image's command waits for it, so that it never runs a start script still being written
+        copyFileToContainer(Transferable.of(new byte[0]), "/opt/kafka/ready");
     }
 
     /**

@@ -2,7 +2,9 @@
 # Waits for the fixture to copy in /etc/latchkey-etcd.conf (it knows the published client port only
 # once the container runs), then keeps etcd running: restart() kills the process and this loop starts
 # it again on the same data directory; a member held down (/var/lib/latchkey-etcd/hold) stays stopped.
-while [ ! -f /etc/latchkey-etcd.conf ]; do sleep 0.1; done
+# The fixture copies /etc/latchkey-etcd.ready after the configuration: a file being copied exists
+# before all of it is written, and a half-read configuration once gave etcd an empty heartbeat.
+while [ ! -f /etc/latchkey-etcd.ready ]; do sleep 0.1; done
 . /etc/latchkey-etcd.conf
 trap 'kill "$(cat /var/lib/latchkey-etcd/etcd.pid)" 2>/dev/null; exit 0' TERM INT
 
