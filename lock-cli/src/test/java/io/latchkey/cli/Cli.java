@@ -43,8 +43,10 @@ final class Cli implements AutoCloseable {
         int id = IDS.incrementAndGet();
         // env resets the signals a shell may have ignored for the build (nohup ignores SIGHUP, a background
         // job SIGINT) to their defaults, as a terminal starts latchkey; it execs java, so the pid is latchkey's
-        List<String> command = new ArrayList<>(List.of("env", "--default-signal=HUP,INT,TERM", java(), "-cp",
-                System.getProperty("java.class.path"), "io.latchkey.cli.Main"));
+        // with the JVM options of the latchkey script
+        List<String> command = new ArrayList<>(List.of("env", "--default-signal=HUP,INT,TERM", java(),
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
+                "io.latchkey.cli.Main"));
         command.addAll(List.of(args));
         Path out = dir.resolve("cli-" + id + ".out");
         Path err = dir.resolve("cli-" + id + ".err");
