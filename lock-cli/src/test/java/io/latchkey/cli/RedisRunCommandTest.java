@@ -1,11 +1,16 @@
 package io.latchkey.cli;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.latchkey.testkit.redis.RedisServer;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
 
 /** {@code latchkey run} against Redis in a container from the test kit, one server for the class. */
 @DisplayName("latchkey run on Redis")
@@ -33,5 +38,19 @@ class RedisRunCommandTest extends RunCommandContract {
     @Override
     String uri(InetSocketAddress endpoint) {
         return redis.uri(List.of(endpoint)) + "?" + QUERY;
+    }
+
+    @Test
+    @DisplayName("a run connects with the URI's password, and the command sees LATCHKEY_URI with it replaced by ****")
+    void commandSeesTheUriWithoutItsPassword() throws Exception {
+        // the server's default user has no password, so Redis accepts any password given with its name:
+        // the run connects with this one, and only the variable the command sees must not show it
+        String password = "s3cret-" + ProcessHandle.current().pid();
+        String withPassword = uri().replaceFirst("^redis://", "redis://default:" + password + "@");
+        Path env = dir.resolve("uri");
+        Cli cli = run(withPassword, lockName(), List.of(), "sh", "-c", "printf '%s\\n' \"$LATCHKEY_URI\" > '" + env + "'");
+
+        assertThat(cli.await(bound())).as("latchkey run with %s; stderr: %s", withPassword, cli.stderr()).isZero();
+        assertThat(Files.readAllLines(env)).containsExactly(uri().replaceFirst("^redis://", "redis://default:****@"));
     }
 }

@@ -357,7 +357,7 @@ abstract class RunCommandContract {
         return lease().plus(Cli.JVM_SLACK);
     }
 
-    private static String lockName() {
+    static String lockName() {
         return "cli:test-" + ProcessHandle.current().pid() + "-" + LOCKS.incrementAndGet();
     }
 
