@@ -105,8 +105,8 @@ final class RunCommand implements Callable<Integer> {
     private Signal pendingSignal;  // guarded by guard: a signal that came before the command started
     private Process child;         // guarded by guard
     private boolean lost;          // guarded by guard
-    private Set<ProcessHandle> lostTree;
-    private ScheduledFuture<?> killTask;
+    private Set<ProcessHandle> lostTree;   // guarded by guard, set with lost
+    private ScheduledFuture<?> killTask;   // guarded by guard, set with lost
     private boolean verbose;
 
     @Override
@@ -175,12 +175,28 @@ final class RunCommand implements Callable<Integer> {
                     + "; gave up after waiting " + DurationConverter.format(wait) + " (use --wait to wait longer)");
             return conflictExitCode;
         }
-        try (Lease lease = maybe.get()) {
-            return runUnder(lease);
-        } catch (LockException e) {
-            // the release did not reach the backend: the lock expires on its own, the command's status stands
-            err.println("latchkey: " + e.getMessage());
+        Lease lease = maybe.get();
+        int status;
+        try {
+            status = runUnder(lease);
+        } catch (RuntimeException | Error e) {
+            closeQuietly(lease, e);
             throw e;
+        }
+        try {
+            lease.close();
+        } catch (LockException e) {
+            // the command ran under a valid lease and ended: its status stands, and the lock expires on its own
+            err.println("latchkey: " + e.getMessage() + "; the command's exit status stands");
+        }
+        return status;
+    }
+
+    private static void closeQuietly(Lease lease, Throwable failure) {
+        try {
+            lease.close();
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
         }
     }
 
@@ -239,12 +255,16 @@ final class RunCommand implements Callable<Integer> {
             // the library's own signal comes late; a poll would add up to its period to every stop.
             armOnDeadline(timer, lease);
             int status = waitUninterruptibly(started);
+            Set<ProcessHandle> tree;
+            ScheduledFuture<?> kill;
             synchronized (guard) {
                 if (!lost) {
                     return status;
                 }
+                tree = lostTree;
+                kill = killTask;
             }
-            awaitTree();
+            awaitTree(tree, kill);
             return ExitCodes.LOCK_LOST;
         } finally {
             timer.shutdownNow();
@@ -300,36 +320,44 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * Stops the command after a loss. The SIGKILL is scheduled, under the guard, before the SIGTERM goes
+     * out: the command may end at once, and the main thread that then reads {@link #killTask} must find it.
+     */
     private void onLoss(String reason) {
+        Set<ProcessHandle> tree;
         synchronized (guard) {
             if (lost || !child.isAlive()) {
                 return;
             }
             lost = true;
-            lostTree = ProcessTree.snapshot(child.toHandle());
+            tree = ProcessTree.snapshot(child.toHandle());
+            lostTree = tree;
+            killTask = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "latchkey-run-kill");
+                t.setDaemon(true);
+                return t;
+            }).schedule(() -> killAfterGrace(tree), killGrace.toMillis(), TimeUnit.MILLISECONDS);
         }
-        err.println("latchkey: " + reason + "; sending SIGTERM to the command (pids " + ProcessTree.pids(lostTree)
+        err.println("latchkey: " + reason + "; sending SIGTERM to the command (pids " + ProcessTree.pids(tree)
                 + "), SIGKILL after " + DurationConverter.format(killGrace));
-        ProcessTree.terminate(lostTree);
-        killTask = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "latchkey-run-kill");
-            t.setDaemon(true);
-            return t;
-        }).schedule(() -> {
-            Set<ProcessHandle> tree = new java.util.LinkedHashSet<>(lostTree);
-            tree.addAll(ProcessTree.snapshot(child.toHandle()));
-            List<Long> killed = ProcessTree.kill(tree);
-            if (!killed.isEmpty()) {
-                err.println("latchkey: the command ignored SIGTERM for " + DurationConverter.format(killGrace)
-                        + " after " + subject() + " was lost; sent SIGKILL to pids " + killed);
-            }
-        }, killGrace.toMillis(), TimeUnit.MILLISECONDS);
+        ProcessTree.terminate(tree);
+    }
+
+    private void killAfterGrace(Set<ProcessHandle> signalled) {
+        Set<ProcessHandle> tree = new java.util.LinkedHashSet<>(signalled);
+        tree.addAll(ProcessTree.snapshot(child.toHandle()));
+        List<Long> killed = ProcessTree.kill(tree);
+        if (!killed.isEmpty()) {
+            err.println("latchkey: the command ignored SIGTERM for " + DurationConverter.format(killGrace)
+                    + " after " + subject() + " was lost; sent SIGKILL to pids " + killed);
+        }
     }
 
     /** After a loss: returns once every process of the tree ended, or the SIGKILL went out. */
-    private void awaitTree() {
+    private void awaitTree(Set<ProcessHandle> tree, ScheduledFuture<?> kill) {
         long deadline = System.nanoTime() + killGrace.toNanos();
-        for (ProcessHandle p : lostTree) {
+        for (ProcessHandle p : tree) {
             long left = deadline - System.nanoTime();
             try {
                 p.onExit().get(Math.max(0, left), TimeUnit.NANOSECONDS);
@@ -342,16 +370,16 @@ final class RunCommand implements Callable<Integer> {
                 break;
             }
         }
-        if (lostTree.stream().anyMatch(ProcessHandle::isAlive)) {
+        if (tree.stream().anyMatch(ProcessHandle::isAlive)) {
             try {
-                killTask.get();
+                kill.get();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } catch (ExecutionException e) {
                 err.println("latchkey: could not kill the command after the loss of " + subject() + ": " + e.getCause());
             }
         } else {
-            killTask.cancel(false);
+            kill.cancel(false);
         }
     }
 

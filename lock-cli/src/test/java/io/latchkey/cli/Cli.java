@@ -1,7 +1,9 @@
 package io.latchkey.cli;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
+import io.latchkey.testkit.fault.ChildJvm;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -44,9 +46,9 @@ final class Cli implements AutoCloseable {
         // env resets the signals a shell may have ignored for the build (nohup ignores SIGHUP, a background
         // job SIGINT) to their defaults, as a terminal starts latchkey; it execs java, so the pid is latchkey's
         // with the JVM options of the latchkey script
-        List<String> command = new ArrayList<>(List.of("env", "--default-signal=HUP,INT,TERM", java(),
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
-                "io.latchkey.cli.Main"));
+        List<String> command = new ArrayList<>(List.of("env", "--default-signal=HUP,INT,TERM", java()));
+        command.addAll(ChildJvm.QUICK_START);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), "io.latchkey.cli.Main"));
         command.addAll(List.of(args));
         Path out = dir.resolve("cli-" + id + ".out");
         Path err = dir.resolve("cli-" + id + ".err");
@@ -77,6 +79,11 @@ final class Cli implements AutoCloseable {
             fail("latchkey did not exit within " + bound + "; stderr:\n" + stderr());
         }
         return process.exitValue();
+    }
+
+    /** Asserts that latchkey exits within {@code bound} with {@code status}; a failure shows its stderr. */
+    void assertExits(Duration bound, int status) throws InterruptedException {
+        assertThat(await(bound)).as("exit status; stderr:%n%s", stderr()).isEqualTo(status);
     }
 
     String stdout() {
