@@ -1,10 +1,10 @@
 package io.latchkey.bench;
 
+import io.latchkey.testkit.fault.ChildJvm;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -235,12 +235,11 @@ final class Scenarios {
      */
     private double crash(Backend.Variant v, String name) throws Exception {
         try (Locker waiter = v.opener().open(target)) {
-            List<String> cmd = List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
-                    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+            List<String> cmd = ChildJvm.command();
+            cmd.addAll(List.of("-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                     "-cp", System.getProperty("java.class.path"), CrashChild.class.getName(),
                     backend.key(), v.label(), target.uri(), Long.toString(target.lease().toMillis()),
-                    Long.toString(target.timeout().toMillis()), name);
+                    Long.toString(target.timeout().toMillis()), name));
             Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
             try {
                 CompletableFuture<String> line = CompletableFuture.supplyAsync(() -> {

@@ -6,6 +6,7 @@ import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.testkit.SharedServer;
+import io.latchkey.testkit.fault.ChildJvm;
 import io.latchkey.testkit.fault.OptionsUri;
 import io.latchkey.testkit.zookeeper.ZooKeeperServer;
 import java.io.BufferedReader;
@@ -13,7 +14,6 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -61,10 +61,10 @@ class ZooKeeperAtLeastExitTest {
         ZooKeeperServer server = ZOOKEEPER.get();
         String name = "at-least-" + mode + "-" + System.nanoTime();
         String uri = OptionsUri.of(server.uri(server.endpoints()), OPTIONS);
-        Process child = new ProcessBuilder(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                AtLeastChildMain.class.getName(), uri, name, Long.toString(AT_LEAST.toMillis()), mode))
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        List<String> command = ChildJvm.command();
+        command.addAll(List.of("-Xmx256m", "-cp", System.getProperty("java.class.path"), AtLeastChildMain.class.getName(),
+                uri, name, Long.toString(AT_LEAST.toMillis()), mode));
+        Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         try (LockClient waiter = LockClient.connect(URI.create(server.uri(server.endpoints())), OPTIONS)) {
             BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
             assertThat(out.readLine()).as("the child's task").isEqualTo("ran");

@@ -1,6 +1,7 @@
 package io.latchkey.example.memory;
 
 import io.latchkey.testkit.LockServer;
+import io.latchkey.testkit.fault.ChildJvm;
 import io.latchkey.testkit.fault.Signals;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -13,7 +14,6 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -110,12 +110,11 @@ final class MemoryServerProcess implements LockServer {
     }
 
     private void launch(int onPort) {
-        String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = ChildJvm.command();
+        command.addAll(List.of("-Xmx64m", "-cp", System.getProperty("java.class.path"), MemoryLockServer.class.getName(),
+                Integer.toString(onPort), data.toString(), "--flaw=" + flaw.optionValue()));
         try {
-            process = new ProcessBuilder(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx64m",
-                    "-cp", System.getProperty("java.class.path"), MemoryLockServer.class.getName(),
-                    Integer.toString(onPort), data.toString(), "--flaw=" + flaw.optionValue())
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
             String line = CompletableFuture.supplyAsync(() -> {
                 try {
