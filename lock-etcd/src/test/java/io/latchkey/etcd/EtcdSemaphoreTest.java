@@ -11,8 +11,10 @@ import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.SemaphoreLease;
+import io.latchkey.testkit.CrashFailover;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.etcd.EtcdServer;
+import io.latchkey.testkit.fault.OptionsUri;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -169,6 +171,15 @@ class EtcdSemaphoreTest {
                         .hasMessageContaining("in use with 3 permits").hasMessageContaining("asked for 2");
             }
             assertThat(keys(semaphorePrefix)).isEmpty();
+        }
+    }
+
+    @Test
+    void aKilledHoldersPermitIsFreeWithinLeasePlusWakeUp() throws Exception {
+        LockOptions options = LockOptions.builder().lease(LEASE).timeout(TIMEOUT).namespace(NAMESPACE).build();
+        try (LockClient waiter = connect()) {
+            CrashFailover.permit(OptionsUri.of(server.uri(server.endpoints()), options), waiter, "crash-" + System.nanoTime(),
+                    2, LEASE, 2);
         }
     }
 }

@@ -9,7 +9,9 @@ import io.latchkey.LockException;
 import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.LockClients;
+import io.latchkey.testkit.CrashFailover;
 import io.latchkey.testkit.SharedServer;
+import io.latchkey.testkit.fault.OptionsUri;
 import io.latchkey.testkit.kafka.KafkaServer;
 import java.time.Duration;
 import java.time.Instant;
@@ -383,5 +385,13 @@ class KafkaLockTest {
             granted += f.get(defaults.timeout().plus(slack()).toMillis(), TimeUnit.MILLISECONDS).isPresent() ? 1 : 0;
         }
         assertThat(granted).as("members of two clients granted the free lock with a zero wait at once").isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("a killed holder's lock is free within lease plus the waiter's wake-up (250 ms), at the default"
+            + " heartbeat")
+    void killedHoldersLockIsFreeWithinLeasePlusWakeUp() throws Exception {
+        String uri = OptionsUri.of(server.uri(server.endpoints()), OPTIONS);
+        CrashFailover.lock(uri, client(), name("crash"), OPTIONS.lease(), 2);
     }
 }

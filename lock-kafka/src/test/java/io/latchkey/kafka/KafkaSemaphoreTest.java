@@ -7,7 +7,9 @@ import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.SemaphoreLease;
+import io.latchkey.testkit.CrashFailover;
 import io.latchkey.testkit.SharedServer;
+import io.latchkey.testkit.fault.OptionsUri;
 import io.latchkey.testkit.kafka.KafkaServer;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -161,5 +163,14 @@ class KafkaSemaphoreTest {
         try (SemaphoreLease again = other.semaphore(name, 2).tryAcquire(WAIT).orElseThrow()) {
             assertThat(again.permits()).isEqualTo(2);
         }
+    }
+
+    @Test
+    @DisplayName("a killed holder's permit is free within lease plus the waiter's wake-up (250 ms), at the default"
+            + " heartbeat")
+    void killedHoldersPermitIsFreeWithinLeasePlusWakeUp() throws Exception {
+        LockOptions defaults = LockOptions.builder().lease(OPTIONS.lease()).build();
+        String uri = OptionsUri.of(server.uri(server.endpoints()), defaults);
+        CrashFailover.permit(uri, client(defaults), name("crash"), 2, defaults.lease(), 2);
     }
 }

@@ -8,7 +8,9 @@ import io.latchkey.LockClient;
 import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
 import io.latchkey.SemaphoreLease;
+import io.latchkey.testkit.CrashFailover;
 import io.latchkey.testkit.SharedServer;
+import io.latchkey.testkit.fault.OptionsUri;
 import io.latchkey.testkit.redis.RedisServer;
 import java.net.URI;
 import java.time.Duration;
@@ -166,6 +168,15 @@ class RedisSemaphoreTest {
                 assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
             }
             lease.close();
+        }
+    }
+
+    @Test
+    void a_killed_holders_permit_is_free_within_the_lease_plus_the_wake_up() throws Exception {
+        LockOptions options = LockOptions.builder().lease(LEASE).timeout(TIMEOUT).build();
+        try (LockClient waiter = client()) {
+            CrashFailover.permit(OptionsUri.of(server.uri(server.endpoints()), options), waiter, unique("crash"), 2, LEASE,
+                    2);
         }
     }
 }

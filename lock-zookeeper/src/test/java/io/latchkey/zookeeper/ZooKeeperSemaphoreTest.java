@@ -7,7 +7,9 @@ import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.SemaphoreLease;
+import io.latchkey.testkit.CrashFailover;
 import io.latchkey.testkit.SharedServer;
+import io.latchkey.testkit.fault.OptionsUri;
 import io.latchkey.testkit.zookeeper.ZooKeeperServer;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -118,5 +120,13 @@ class ZooKeeperSemaphoreTest {
         SemaphoreLease again = closing(second.semaphore(name, 5).tryAcquire(Duration.ZERO).orElseThrow());
         assertThat(again.permits()).isEqualTo(5);
         assertThat(new String(raw.getData().forPath(semaphorePath), StandardCharsets.UTF_8)).isEqualTo("5");
+    }
+
+    @Test
+    @DisplayName("a killed holder's permit is free within lease plus the waiter's wake-up (250 ms)")
+    void killedHoldersPermitIsFreeWithinLeasePlusWakeUp() throws Exception {
+        ZooKeeperServer server = ZOOKEEPER.get();
+        CrashFailover.permit(OptionsUri.of(server.uri(server.endpoints()), OPTIONS), client(),
+                "crash:" + System.nanoTime(), 2, OPTIONS.lease(), 2);
     }
 }
