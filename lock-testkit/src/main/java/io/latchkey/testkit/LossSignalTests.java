@@ -121,6 +121,10 @@ abstract class LossSignalTests extends ContractGroup {
         ChildHolder.Reply lost = child.request("await-lost " + tryBound(Duration.ZERO).toMillis(),
                 tryBound(Duration.ZERO).multipliedBy(2));
         assertThat(lost.kind() + " " + lost.argument()).as("lost() in the resumed holder").isEqualTo("lost true");
+        // README: a lease lost is one WARN line with the lock's name and the reason, in the holder's own log
+        Awaitility.await("the resumed holder's log line of the loss of '" + name + "'").atMost(tryBound(Duration.ZERO))
+                .pollInterval(Duration.ofMillis(50)).until(() -> child.stderrLines().stream()
+                        .anyMatch(l -> l.contains("WARN") && l.contains("'" + name + "'") && l.contains(" lost: ")));
         assertThat(accepted).as("the fenced resource accepting the paused holder's write").isFalse();
         assertThat(contender.isValid()).isTrue();
         HistoryChecker.assertAvailableWithin(history, name, pausedAt, failoverBound());

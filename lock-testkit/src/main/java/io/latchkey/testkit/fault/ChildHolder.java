@@ -236,6 +236,15 @@ public final class ChildHolder implements AutoCloseable {
         }
     }
 
+    /** The lines the child has written to its standard error so far (its log, with the test's SLF4J binding). */
+    public List<String> stderrLines() {
+        try {
+            return Files.readAllLines(stderr, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the child's standard error " + stderr, e);
+        }
+    }
+
     /** An assertion failure quoting the end of the child's standard error. */
     public AssertionError failure(String message) {
         return new AssertionError(message + "; the child's standard error ends with:\n" + stderrTail());
