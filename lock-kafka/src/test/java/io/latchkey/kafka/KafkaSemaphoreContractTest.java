@@ -23,7 +23,14 @@ class KafkaSemaphoreContractTest extends SemaphoreContract<KafkaServer> {
         super(KafkaLockTest.SERVER_KEY, KafkaServer::start);
     }
 
-    /** The contract's options with the short heartbeat of {@link KafkaLockContractTest}: a waiter takes a freed slot at its next one. */
+    /**
+     * The contract's options with a short heartbeat, unlike the lock's contract, which runs on the
+     * default. At the default (a sixth of the lease) a waiter takes a freed slot only after its next
+     * heartbeat and the holders' rejoin delay: 5.2 s at the contract's 6 s lease, measured, where rule
+     * 1's hand-over bound is the wake-up budget plus slack (2.9 s). That is the price of holders that
+     * outlast a silent member (see the package's javadoc), and a known gap of the semaphore on Kafka
+     * against the contract, not a setting that fixes it.
+     */
     @Override
     protected LockOptions options() {
         return super.options().toBuilder().backendOption(KafkaLockProvider.HEARTBEAT, "50ms").build();

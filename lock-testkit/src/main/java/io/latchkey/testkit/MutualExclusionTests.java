@@ -58,7 +58,7 @@ abstract class MutualExclusionTests extends ContractGroup {
         CountDownLatch start = new CountDownLatch(1);
         List<Future<?>> workers = new ArrayList<>();
         for (int c = 0; c < FUZZ_CLIENTS; c++) {
-            DistributedLock lock = client().lock(name);
+            DistributedLock lock = track(contract().newClient(contract().fuzzOptions())).lock(name);
             for (int t = 0; t < FUZZ_THREADS_PER_CLIENT; t++) {
                 String actor = "client" + c + "-thread" + t;
                 workers.add(pool.submit(() -> {
