@@ -176,27 +176,19 @@ final class RunCommand implements Callable<Integer> {
             return conflictExitCode;
         }
         Lease lease = maybe.get();
-        int status;
         try {
-            status = runUnder(lease);
-        } catch (RuntimeException | Error e) {
-            closeQuietly(lease, e);
-            throw e;
+            return runUnder(lease);
+        } finally {
+            release(lease);
         }
+    }
+
+    /** A release that does not reach the backend is one line: the lock expires there, the exit status stands. */
+    private void release(Lease lease) {
         try {
             lease.close();
         } catch (LockException e) {
-            // the command ran under a valid lease and ended: its status stands, and the lock expires on its own
             err.println("latchkey: " + e.getMessage() + "; the command's exit status stands");
-        }
-        return status;
-    }
-
-    private static void closeQuietly(Lease lease, Throwable failure) {
-        try {
-            lease.close();
-        } catch (RuntimeException e) {
-            failure.addSuppressed(e);
         }
     }
 

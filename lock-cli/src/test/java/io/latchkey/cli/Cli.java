@@ -46,8 +46,8 @@ final class Cli implements AutoCloseable {
         // env resets the signals a shell may have ignored for the build (nohup ignores SIGHUP, a background
         // job SIGINT) to their defaults, as a terminal starts latchkey; it execs java, so the pid is latchkey's
         // with the JVM options of the latchkey script
-        List<String> command = new ArrayList<>(List.of("env", "--default-signal=HUP,INT,TERM", java()));
-        command.addAll(ChildJvm.QUICK_START);
+        List<String> command = new ArrayList<>(List.of("env", "--default-signal=HUP,INT,TERM"));
+        command.addAll(ChildJvm.command());
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), "io.latchkey.cli.Main"));
         command.addAll(List.of(args));
         Path out = dir.resolve("cli-" + id + ".out");
@@ -66,11 +66,6 @@ final class Cli implements AutoCloseable {
 
     static Cli start(Path dir, String... args) {
         return start(dir, Map.of(), args);
-    }
-
-    /** The java binary of this JVM. */
-    static String java() {
-        return ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     }
 
     /** Waits for the exit and returns its status; fails the test, showing stderr, if it takes longer than {@code bound}. */

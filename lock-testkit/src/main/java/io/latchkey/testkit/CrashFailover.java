@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * Rule 5 at the bound README states, for a backend's own tests: a holder in a child JVM is killed with
@@ -60,30 +62,23 @@ public final class CrashFailover {
                 permits - 1);
     }
 
-    private interface Take {
-        ChildHolder.Reply take(ChildHolder child);
-    }
-
-    private interface Wait {
-        CompletableFuture<Optional<Lease>> start();
-    }
-
     /** {@code others}: children beside the one killed that hold the rest of the permits until the end. */
     private static List<Duration> measure(String childUri, LockClient waiter, Duration lease, int runs, String what,
-            Take take, Wait wait, int others) throws Exception {
+            Function<ChildHolder, ChildHolder.Reply> take, Supplier<CompletableFuture<Optional<Lease>>> wait, int others)
+            throws Exception {
         List<ChildHolder> keepers = new ArrayList<>();
         List<Duration> measured = new ArrayList<>();
         try {
             for (int i = 0; i < others; i++) {
                 ChildHolder keeper = ChildHolder.start(childUri);
                 keepers.add(keeper);
-                assertThat(take.take(keeper).kind()).as("a keeper's answer for %s", what).isEqualTo("acquired");
+                assertThat(take.apply(keeper).kind()).as("a keeper's answer for %s", what).isEqualTo("acquired");
             }
             for (int run = 0; run < runs; run++) {
                 try (ChildHolder child = ChildHolder.start(childUri)) {
-                    ChildHolder.Reply got = take.take(child);
+                    ChildHolder.Reply got = take.apply(child);
                     assertThat(got.kind()).as("the child's answer for %s: %s", what, got).isEqualTo("acquired");
-                    CompletableFuture<Optional<Lease>> next = wait.start();
+                    CompletableFuture<Optional<Lease>> next = wait.get();
                     Thread.sleep(lease.toMillis() / 2); // the waiter waits; the kill falls between the child's renewals
                     if (next.isDone()) {
                         throw grantedBeforeTheKill(what, next, child, keepers);

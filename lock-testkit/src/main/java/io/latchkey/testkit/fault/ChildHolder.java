@@ -252,9 +252,9 @@ public final class ChildHolder implements AutoCloseable {
 
     private String stderrTail() {
         try {
-            List<String> lines = Files.readAllLines(stderr, StandardCharsets.UTF_8);
+            List<String> lines = stderrLines();
             return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
-        } catch (IOException | UncheckedIOException e) {
+        } catch (UncheckedIOException e) {
             return "(unreadable: " + e + ")";
         }
     }
