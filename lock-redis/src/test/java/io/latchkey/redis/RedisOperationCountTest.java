@@ -51,6 +51,12 @@ class RedisOperationCountTest {
      * at most two round trips of {@code timeout} each; seven of them leave that period over two timeouts.
      */
     private static final Duration LEASE = TIMEOUT.multipliedBy(7).plus(MARGIN);
+    /**
+     * The lease of the hand-over count's clients, four of {@link #LEASE}: the holder's first renewal, a
+     * third of it after the grant, must come after all twenty waiters have queued and subscribed, which on
+     * a loaded machine once took longer than {@link #LEASE}'s 2.7 s window; every later holder releases at once.
+     */
+    private static final Duration HAND_OVER_LEASE = LEASE.multipliedBy(4);
     /** Commands a script calls, as commandstats counts them: the calls themselves, whatever their kind. */
     private static final Set<String> SCRIPT_COMMANDS = Set.of("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro");
     private static final int CYCLES = 20;
@@ -193,7 +199,7 @@ class RedisOperationCountTest {
             for (int i = 0; i <= WAITERS; i++) {
                 RedissonClient r = redisson();
                 redissons.add(r);
-                clients.add(RedisLockProvider.client(r, options()));
+                clients.add(RedisLockProvider.client(r, options().toBuilder().lease(HAND_OVER_LEASE).build()));
             }
             long ours = latchkeyHandOver(clients);
             double rlock = rlockHandOver(redissons);
@@ -229,20 +235,20 @@ class RedisOperationCountTest {
         for (int i = 1; i <= WAITERS; i++) {
             DistributedLock lock = clients.get(i).lock(name);
             waiters.add(POOL.submit(() -> {
-                Optional<Lease> got = lock.tryLock(LEASE);
+                Optional<Lease> got = lock.tryLock(HAND_OVER_LEASE);
                 got.ifPresent(Lease::close);
                 return got.isPresent();
             }));
         }
         // every waiter waits on the server: queued and subscribed, before the holder's first renewal
         // (with a round trip to spare for its release), which would be one more script call
-        Duration beforeRenewal = LEASE.minus(MARGIN).dividedBy(3).minus(TIMEOUT);
+        Duration beforeRenewal = HAND_OVER_LEASE.minus(MARGIN).dividedBy(3).minus(TIMEOUT);
         Awaitility.await("all waiters queued and subscribed").atMost(beforeRenewal).until(() ->
                 Long.parseLong(server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key))) == WAITERS
                         && subscribers(RedisKeys.wakeChannel(key)) == WAITERS);
         holder.close();
         for (Future<Boolean> w : waiters) {
-            assertThat(w.get(LEASE.toMillis(), TimeUnit.MILLISECONDS)).as("a waiter got the lock").isTrue();
+            assertThat(w.get(HAND_OVER_LEASE.toMillis(), TimeUnit.MILLISECONDS)).as("a waiter got the lock").isTrue();
         }
         return scriptCalls(delta(before, commandStats(server)));
     }
