@@ -6,6 +6,7 @@ import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.InvalidSessionTimeoutException;
 import org.slf4j.Logger;
@@ -27,15 +28,14 @@ final class GrantWait {
     private final KafkaLockBackend backend;
     private final String lockName;
     private final String topic;
-    /** Of a semaphore, 0 for a lock. */
-    private final int permits;
+    /** The member's consumer group: the lock's topic, or the slot's group of a semaphore. */
+    private final String group;
     /** "lock 'x'" or "semaphore 'x'", for messages. */
     private final String what;
     private final String clientId;
+    /** The member id the coordinator gave the member, empty before it joined. */
+    private final Supplier<String> memberId;
     private final long timeoutNanos;
-    private final long heartbeatNanos;
-    /** The holders' rejoin delay; see {@link PermitRejoin}. */
-    private final long rejoinDelayNanos;
 
     private final Object state = new Object();
     private boolean granted; // guarded by state
@@ -49,17 +49,16 @@ final class GrantWait {
     private volatile long joinStartedNanos;
     private volatile boolean joinStarted;
 
-    GrantWait(KafkaLockBackend backend, String lockName, String topic, int permits, String what, String clientId,
-            long heartbeatNanos, long rejoinDelayNanos) {
+    GrantWait(KafkaLockBackend backend, String lockName, String topic, String group, String what, String clientId,
+            Supplier<String> memberId) {
         this.backend = backend;
         this.lockName = lockName;
         this.topic = topic;
-        this.permits = permits;
+        this.group = group;
         this.what = what;
         this.clientId = clientId;
+        this.memberId = memberId;
         this.timeoutNanos = backend.options().timeout().toNanos();
-        this.heartbeatNanos = heartbeatNanos;
-        this.rejoinDelayNanos = rejoinDelayNanos;
     }
 
     /** The polling thread is about to send the member's JoinGroup, at {@code nanos}. */
@@ -113,25 +112,16 @@ final class GrantWait {
      * Waits until this member is assigned the partition. After the deadline it still waits for the
      * first rebalance it takes part in, so that even a zero wait asks the group once.
      *
-     * <p>A lock's member whose own join has not finished by then (a new name's topic, the group's first
+     * <p>A member whose own join has not finished by then (a new name's topic, the group's first
      * join, a slow start) asks the coordinator whether anyone holds the partition, and while no one does it
-     * stays for its join until a whole timeout after the deadline: a free lock is never reported as held.
-     * If its join has not finished by then either, nobody held the lock at the last look, and the call
-     * throws {@link LockBackendUnavailableException} saying so.
-     *
-     * <p>A member of a semaphore stays longer while a permit is free, so that members joining together
-     * with a zero wait are all granted one: a member that joined a moment after another lands in the
-     * next rebalance, whose join phase waits for the holders, and they rejoin only {@code rejoinDelayNanos}
-     * after they heard of it. Past the deadline such a member asks the coordinator how many members hold
-     * a partition (at the end of a rebalance that did not grant it, or half the timeout after the deadline
-     * if none ended); with all permits held it gives up, else it stays for the rebalance in flight until
-     * {@link #stayNanos()} after the deadline.
-     *
-     * <p>Both stays count from the later of the deadline and the start of this member's join
-     * ({@link #stayFrom}): a zero wait's own set-up is not taken from the rebalance it stays for.
+     * stays for its join until a whole timeout after the deadline: a free lock (slot) is never reported as
+     * held. If its join has not finished by then either, nobody held it at the last look, and the call
+     * throws {@link LockBackendUnavailableException} saying so. The stay counts from the later of the
+     * deadline and the start of this member's join ({@link #stayFrom}): a zero wait's own set-up is not
+     * taken from the rebalance it stays for.
      *
      * @param knownName whether this client used the lock's name before (its topic known)
-     * @return false if the lock (every permit) stayed held until the deadline
+     * @return false if the lock (the slot) stayed held until the deadline
      */
     boolean await(long deadlineNanos, boolean knownName) throws InterruptedException {
         boolean staying = false; // a permit was free at the last look past the deadline
@@ -163,7 +153,7 @@ final class GrantWait {
                 }
                 ended = rebalances;
             }
-            if (permits == 0 && ended > looked && knownName) {
+            if (ended > looked && knownName) {
                 // a rebalance this member took part in ended and gave the lock's one partition to another
                 // member: held, known without asking the coordinator (a known name costs no admin request).
                 // On a name this client has not used yet the group may have been assigned before the new
@@ -172,27 +162,28 @@ final class GrantWait {
             }
             long now = System.nanoTime();
             if (staying && now - stayDeadline >= 0) {
-                if (permits == 0 && ended == looked) {
+                if (ended == looked) {
                     // nobody held it at the last look, and no rebalance ended since: not "held"
                     throw joinUnfinished(stayDeadline - stayFrom(deadlineNanos));
                 }
                 return false; // the rebalance in flight did not end in time (a silent member holds it up)
             }
             long bound = staying ? Math.min(timeoutNanos / 2, stayDeadline - now) : timeoutNanos / 2;
-            int holders = backend.holders(lockName, topic, bound);
-            if (holders < 0 && ended == 0 && !staying) {
-                throw unavailable(deadlineNanos); // no rebalance, no answer: the coordinator may be gone
+            int holders = backend.holders(lockName, group, memberId.get(), bound);
+            if (holders < 0) {
+                // No answer, so neither held nor free is known: nobody held it at the last look while
+                // staying, else the coordinator may be gone. Never "held" on no evidence.
+                throw staying ? joinUnfinished(stayDeadline - stayFrom(deadlineNanos)) : unavailable(deadlineNanos);
             }
             boolean late = System.nanoTime() - stayDeadline >= 0;
-            if (permits == 0 && holders == 0 && late) {
+            if (holders == 0 && late) {
                 throw joinUnfinished(stayDeadline - stayFrom(deadlineNanos));
             }
-            if (holders < 0 || holders >= Math.max(1, permits) || late) {
+            if (holders != 0 || late) {
                 return false;
             }
             if (!staying) {
-                log.debug("{}: member {} stays for the rebalance of group '{}' in flight: {} of {} permits are held",
-                        what, clientId, topic, holders, permits);
+                log.debug("{}: member {} stays for its join of group '{}': nobody holds its partition", what, clientId, group);
             }
             staying = true;
             looked = ended;
@@ -234,14 +225,9 @@ final class GrantWait {
                 + "; check that the brokers run and that the __consumer_offsets topic has leaders", null);
     }
 
-    /**
-     * How long past its deadline a member stays for a rebalance while the lock or a permit is free: for a
-     * lock, the timeout (its own join); for a semaphore's member, the
-     * holders hear of the rebalance at their next heartbeat and rejoin {@code rejoinDelayNanos} later,
-     * and half the timeout covers this member's own join and the round trips of the join and sync phases.
-     */
+    /** How long past its deadline a member stays for its own join while nobody holds its partition: the timeout. */
     private long stayNanos() {
-        return permits == 0 ? timeoutNanos : Math.max(timeoutNanos / 2, heartbeatNanos + rejoinDelayNanos + timeoutNanos / 2);
+        return timeoutNanos;
     }
 
     private RuntimeException translate(Throwable e) {
@@ -250,22 +236,22 @@ final class GrantWait {
         }
         if (e instanceof InvalidSessionTimeoutException) {
             return new LockException(lockName, "the broker refused lease " + Durations.format(backend.options().lease())
-                    + " as the session timeout of consumer group '" + topic + "' (" + what + "): " + e.getMessage()
+                    + " as the session timeout of consumer group '" + group + "' (" + what + "): " + e.getMessage()
                     + "; choose a lease within the broker's " + KafkaConnect.MIN_SESSION + " and "
                     + KafkaConnect.MAX_SESSION, e);
         }
         LockException refused = backend.errors().authorizationFailure(lockName, e instanceof GroupAuthorizationException
-                ? "READ group '" + topic + "' (join the lock's consumer group)"
+                ? "READ group '" + group + "' (join the lock's consumer group)"
                 : "DESCRIBE and READ topic '" + topic + "' (subscribe to the lock's topic)", e);
         if (refused != null) {
             return refused;
         }
-        LockException security = backend.errors().securityFailure(lockName, "joining consumer group '" + topic + "' of "
+        LockException security = backend.errors().securityFailure(lockName, "joining consumer group '" + group + "' of "
                 + what, e);
         if (security != null) {
             return security;
         }
-        return new LockBackendUnavailableException(lockName, "joining consumer group '" + topic + "' of " + what
+        return new LockBackendUnavailableException(lockName, "joining consumer group '" + group + "' of " + what
                 + " failed: " + e + "; check that the brokers run and are reachable", e);
     }
 

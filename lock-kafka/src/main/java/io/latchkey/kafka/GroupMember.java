@@ -2,8 +2,6 @@ package io.latchkey.kafka;
 
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.PermitLease;
-import java.lang.reflect.Field;
-import java.lang.reflect.Method;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
@@ -20,16 +18,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One contender for a lock or for a permit of a semaphore: a consumer in the lock's (semaphore's)
- * group and the thread that polls it, from the join until the member leaves. The member assigned the
- * lock topic's only partition holds the lock; a member assigned one of a semaphore topic's partitions
- * holds a permit, its slot the partition ({@link SlotAssignor} gives each member at most one).
+ * One contender for a lock or for one slot of a semaphore: a consumer in the lock's group (or the
+ * slot's) and the thread that polls it, from the join until the member leaves. The member assigned the
+ * lock topic's only partition holds the lock; the member of slot {@code k}'s group assigned partition
+ * {@code k} of the semaphore's topic holds that slot's permit ({@link SlotAssignor}). Either way the
+ * group hands out one partition, so a slot's member is a lock's member in every respect but its
+ * group, its partition and its assignor; {@link PermitRace} runs one per slot for an acquire.
  *
  * <p>The thread polls every {@value #POLL_MILLIS} ms whether the member waits or holds, so that a
  * holder is never expelled for not polling ({@code max.poll.interval.ms}) however long the business
  * code runs, and a waiter stays in the group instead of rejoining (each join or leave rebalances the
  * whole group).
- * A permit's holder polls only when it must ({@link PermitRejoin}).
  *
  * <p>Its other parts: {@link GrantWait} is the acquire's side, {@link HeartbeatEvidence} the holder's
  * evidence that the broker still keeps it (rule 7), {@link HolderSlots} a holder's schedule slots and
@@ -43,17 +42,18 @@ final class GroupMember implements PermitLease {
     private final KafkaLockBackend backend;
     private final String lockName;
     private final String topic;
+    /** The lock's topic, or the slot's group of a semaphore. */
+    private final String group;
     /** Of a semaphore, 0 for a lock. */
     private final int permits;
     /** "lock 'x'" or "semaphore 'x'", for messages. */
     private final String what;
-    /** The lock's only partition; of a semaphore, the partition assigned, once it is. */
-    private volatile TopicPartition partition;
+    /** The lock's only partition; of a semaphore, the slot's. */
+    private final TopicPartition partition;
     private final String clientId;
     private final LeaseEvidence evidence;
     private final HeartbeatEvidence heartbeats;
     private final GrantWait grant;
-    private final PermitRejoin rejoin;
     private final LeaveConfirmation leave;
     private final HolderSlots slots;
     private final Map<String, Object> config;
@@ -62,6 +62,8 @@ final class GroupMember implements PermitLease {
     private final AtomicBoolean released = new AtomicBoolean();
 
     private volatile boolean stopping;
+    /** When {@link #leave} was called; valid once {@link #stopping}. */
+    private volatile long stopRequestedNanos;
     private volatile boolean holding;
     private volatile KafkaConsumer<byte[], byte[]> consumer;
     private volatile long token;
@@ -73,26 +75,38 @@ final class GroupMember implements PermitLease {
     private int parkedAt = -1; // poll thread only
     private volatile boolean topicMissing;
     private volatile int generation = -1;
+    /** The member id the coordinator gave this member, once it joined; empty before. */
+    private volatile String memberId = "";
     private long previousPollStart; // poll thread only
 
     /** Whether this client used the lock's name before (its topic known): set before the member starts. */
     boolean knownName;
 
     GroupMember(KafkaLockBackend backend, String lockName, String topic, int n, LeaseEvidence evidence) {
-        this(backend, lockName, topic, n, 0, evidence);
+        this(backend, lockName, topic, topic, 0, 0, n, String.valueOf(n), evidence);
     }
 
-    /** A member of semaphore {@code name} of {@code permits} permits if {@code permits > 0}, else of a lock. */
-    GroupMember(KafkaLockBackend backend, String lockName, String topic, int n, int permits, LeaseEvidence evidence) {
+    /**
+     * A member of slot {@code slot}'s group of semaphore {@code name} of {@code permits} permits, for the
+     * acquire {@code race}: its client id ends with it, the same in every slot's group.
+     */
+    GroupMember(KafkaLockBackend backend, String name, String topic, int slot, int permits, int n, String race,
+            LeaseEvidence evidence) {
+        this(backend, name, topic, TopicNames.slotGroup(topic, slot), slot, permits, n, race, evidence);
+    }
+
+    private GroupMember(KafkaLockBackend backend, String lockName, String topic, String group, int slot, int permits,
+            int n, String clientIdSuffix, LeaseEvidence evidence) {
         this.backend = backend;
         this.lockName = lockName;
         this.topic = topic;
+        this.group = group;
         this.permits = permits;
         this.what = (permits > 0 ? "semaphore '" : "lock '") + lockName + "'";
-        this.partition = permits > 0 ? null : new TopicPartition(topic, 0);
-        this.clientId = "latchkey-" + topic + "-" + n;
+        this.partition = new TopicPartition(topic, slot);
+        this.clientId = "latchkey-" + group + "-" + clientIdSuffix;
         this.evidence = evidence;
-        this.config = backend.consumerConfig(topic, clientId, permits);
+        this.config = backend.consumerConfig(group, clientId, permits, slot);
         long session = TimeUnit.MILLISECONDS.toNanos(((Number) config.get("session.timeout.ms")).longValue());
         long maxPoll = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(String.valueOf(config.get("max.poll.interval.ms"))));
         // A member that misses a rebalance is expelled after the rebalance timeout (max.poll.interval.ms),
@@ -100,11 +114,10 @@ final class GroupMember implements PermitLease {
         this.heartbeats = new HeartbeatEvidence(evidence, Math.min(session, maxPoll));
         this.timeoutNanos = backend.options().timeout().toNanos();
         long heartbeatNanos = TimeUnit.MILLISECONDS.toNanos(((Number) config.get("heartbeat.interval.ms")).longValue());
-        this.rejoin = new PermitRejoin(backend.options(), heartbeatNanos, maxPoll, what, clientId, topic);
-        this.grant = new GrantWait(backend, lockName, topic, permits, what, clientId, heartbeatNanos, rejoin.delayNanos());
-        this.leave = new LeaveConfirmation(backend, lockName, topic, what, clientId, heartbeats, heartbeatNanos);
+        this.grant = new GrantWait(backend, lockName, topic, group, what, clientId, () -> memberId);
+        this.leave = new LeaveConfirmation(backend, lockName, group, what, clientId, heartbeats, heartbeatNanos);
         this.slots = new HolderSlots(backend, lockName, topic, what, clientId, () -> holding, heartbeats);
-        this.thread = new Thread(this::run, "latchkey-kafka-" + topic + "-" + n);
+        this.thread = new Thread(this::run, "latchkey-kafka-" + group + "-" + n);
         this.thread.setDaemon(true);
     }
 
@@ -120,6 +133,11 @@ final class GroupMember implements PermitLease {
 
     String clientId() {
         return clientId;
+    }
+
+    /** The member's consumer group: the lock's topic, or its slot's group. */
+    String group() {
+        return group;
     }
 
     void setToken(long token) {
@@ -145,11 +163,15 @@ final class GroupMember implements PermitLease {
         return permits == 0;
     }
 
-    /** The permit's slot: the partition assigned; 0 for a lock. */
+    /** The permit's slot: its group's partition; 0 for a lock. */
     @Override
     public int slot() {
-        TopicPartition p = partition;
-        return p == null ? -1 : p.partition();
+        return partition.partition();
+    }
+
+    /** Whether the member was assigned its partition. */
+    boolean granted() {
+        return grant.granted();
     }
 
     /** The offset of this holder's marker on the lock's partition, or -1 before its first slot call; for tests. */
@@ -197,28 +219,23 @@ final class GroupMember implements PermitLease {
             c.subscribe(List.of(topic), new Listener());
             heartbeats.start(c, created);
             previousPollStart = created;
-            RejoinProbe probe = permits > 0 ? RejoinProbe.of(c, lockName) : null;
             grant.onJoinStarted(System.nanoTime());
-            while (!stopping) {
+            Duration pollFor = Duration.ofMillis(POLL_MILLIS);
+            boolean polled = false;
+            while (!stopping || joinUnanswered(c, polled)) {
                 long now = System.nanoTime();
                 long confirmedSentAt = heartbeats.observe(now);
-                Duration pollFor = Duration.ofMillis(POLL_MILLIS);
-                if (probe != null && holding) {
-                    // A holder of a permit polls only when it must, as a poll would rejoin at once; see PermitRejoin.
-                    pollFor = rejoin.pollFor(probe, now, generation, previousPollStart, pollFor);
-                    if (pollFor == null) {
-                        // The heartbeat thread handles an answer under the coordinator's lock, which the probe took:
-                        // an answer counted above that expelled the member had reset its generation by then.
-                        if (confirmedSentAt != Long.MIN_VALUE) {
-                            heartbeats.confirm(confirmedSentAt);
-                        }
-                        Thread.sleep(POLL_MILLIS);
-                        continue;
+                try {
+                    c.poll(pollFor);
+                } catch (WakeupException e) {
+                    if (!stopping) {
+                        throw e;
                     }
                 }
-                c.poll(pollFor);
+                polled = true;
                 previousPollStart = now;
                 generation = c.groupMetadata().generationId();
+                memberId = c.groupMetadata().memberId();
                 if (holding && confirmedSentAt != Long.MIN_VALUE) {
                     heartbeats.confirm(confirmedSentAt);
                 }
@@ -245,6 +262,22 @@ final class GroupMember implements PermitLease {
             leave.finished();
             backend.removed(this);
         }
+    }
+
+    /**
+     * Whether a member that is leaving must poll on first: its first JoinGroup was sent but not answered,
+     * for at most a tenth of the timeout after the release began (the answer that names the member is
+     * not delayed by the coordinator: one round trip; a member cut off gives up soon). A new member's first JoinGroup makes the
+     * coordinator keep it as a pending member and answer with its member id; a consumer closed before that
+     * answer sends no LeaveGroup (it has no member id), and the pending member holds up the group's next
+     * rebalance until its session ends, a session in which the holder, its JoinGroup pending, hears no
+     * heartbeat answer and loses its lease. Once the member id is known, close sends LeaveGroup with it.
+     * A semaphore's acquire closes the members of the slots it did not keep at once, often within their
+     * first join.
+     */
+    private boolean joinUnanswered(KafkaConsumer<byte[], byte[]> c, boolean polled) {
+        return polled && c.groupMetadata().memberId().isEmpty()
+                && System.nanoTime() - stopRequestedNanos < timeoutNanos / 10;
     }
 
     /**
@@ -280,92 +313,54 @@ final class GroupMember implements PermitLease {
         grant.onFailure(e);
         if (holding) {
             holding = false;
-            evidence.lost("polling consumer group '" + topic + "' failed: " + e, e);
+            evidence.lost("polling consumer group '" + group + "' failed: " + e, e);
         } else {
-            log.debug("lock '{}': member {} of group '{}' failed", lockName, clientId, topic, e);
+            log.debug("{}: member {} of group '{}' failed", what, clientId, group, e);
         }
     }
 
     /** Leaves the group (stopping the thread and closing the consumer) and waits for it, bounded. */
     @Override
     public void release() {
-        if (!released.compareAndSet(false, true)) {
+        if (!leave()) {
             return;
         }
+        if (Thread.currentThread() == thread) {
+            return; // called back from a loss signal on the polling thread: it ends after this poll
+        }
+        awaitLeft();
+    }
+
+    /**
+     * Starts leaving the group: stops the polling thread, which closes the consumer; {@link #awaitLeft}
+     * waits for it.
+     *
+     * @return false if the member was released before
+     */
+    boolean leave() {
+        if (!released.compareAndSet(false, true)) {
+            return false;
+        }
+        stopRequestedNanos = System.nanoTime();
         stopping = true;
         grant.onRelease();
         KafkaConsumer<byte[], byte[]> c = consumer;
         if (c != null) {
             c.wakeup();
         }
-        if (Thread.currentThread() == thread) {
-            return; // called back from a loss signal on the polling thread: it ends after this poll
-        }
+        return true;
+    }
+
+    /**
+     * Waits until the member has left, bounded.
+     *
+     * @throws io.latchkey.LockBackendUnavailableException if it did not, or the leave could not be confirmed
+     */
+    void awaitLeft() {
         try {
             leave.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    /**
-     * Whether a consumer's group coordinator wants to rejoin (a rebalance began) and the generation it
-     * is stable in. The consumer's API tells neither before its next poll, which would rejoin at once;
-     * read from kafka-clients' classic coordinator by reflection, and absent (a holder then rejoins at
-     * once, as a lock's does) if this kafka-clients version hides them.
-     */
-    static final class RejoinProbe {
-        private final Object coordinator;
-        private final Method rejoinNeededOrPending;
-        private final Method generationIfStable;
-        private final Field generationId;
-
-        private RejoinProbe(Object coordinator, Method rejoin, Method stable, Field id) {
-            this.coordinator = coordinator;
-            this.rejoinNeededOrPending = rejoin;
-            this.generationIfStable = stable;
-            this.generationId = id;
-        }
-
-        static RejoinProbe of(KafkaConsumer<?, ?> c, String name) {
-            try {
-                Field d = KafkaConsumer.class.getDeclaredField("delegate");
-                d.setAccessible(true);
-                Object delegate = d.get(c);
-                Field f = delegate.getClass().getDeclaredField("coordinator");
-                f.setAccessible(true);
-                Object coordinator = f.get(delegate);
-                Class<?> abstractCoordinator = Class.forName("org.apache.kafka.clients.consumer.internals.AbstractCoordinator");
-                Method rejoin = coordinator.getClass().getMethod("rejoinNeededOrPending");
-                Method stable = abstractCoordinator.getDeclaredMethod("generationIfStable");
-                stable.setAccessible(true);
-                Field id = Class.forName("org.apache.kafka.clients.consumer.internals.AbstractCoordinator$Generation")
-                        .getDeclaredField("generationId");
-                id.setAccessible(true);
-                return new RejoinProbe(coordinator, rejoin, stable, id);
-            } catch (ReflectiveOperationException | RuntimeException e) {
-                log.warn("semaphore '{}': this kafka-clients version hides its coordinator's state, so a holder rejoins"
-                        + " a rebalance at once and may signal a loss while another member is silent: {}", name, e.toString());
-                return null;
-            }
-        }
-
-        boolean rejoinNeededOrPending() {
-            try {
-                return (Boolean) rejoinNeededOrPending.invoke(coordinator);
-            } catch (ReflectiveOperationException e) {
-                return false;
-            }
-        }
-
-        /** The generation the member is stable in, or -1 while it is not (rejoining, or reset by an answer that expelled it). */
-        int stableGeneration() {
-            try {
-                Object g = generationIfStable.invoke(coordinator);
-                return g == null ? -1 : generationId.getInt(g);
-            } catch (ReflectiveOperationException e) {
-                return -1;
-            }
         }
     }
 
@@ -375,10 +370,8 @@ final class GroupMember implements PermitLease {
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             generation = consumer.groupMetadata().generationId(); // already that of the rebalance ending here
-            if (permits > 0 && !holding && partition == null && !partitions.isEmpty()) {
-                partition = partitions.iterator().next(); // the assignor gives a member at most one
-            }
-            if (partition != null && partitions.contains(partition)) {
+            memberId = consumer.groupMetadata().memberId();
+            if (partitions.contains(partition)) {
                 consumer.pause(List.of(partition)); // its records (markers, slot records) are never read here
                 // The SyncGroup request that brought this assignment left no earlier than the start of
                 // the previous poll minus its own latency.
@@ -395,12 +388,12 @@ final class GroupMember implements PermitLease {
 
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            end(partitions, "partition " + partition + " was revoked in a rebalance of consumer group '" + topic + "'");
+            end(partitions, "partition " + partition + " was revoked in a rebalance of consumer group '" + group + "'");
         }
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
-            end(partitions, "the coordinator of consumer group '" + topic + "' no longer counts this member"
+            end(partitions, "the coordinator of consumer group '" + group + "' no longer counts this member"
                     + " (its session expired, it was fenced or the group was reset), so partition " + partition + " is lost");
         }
 

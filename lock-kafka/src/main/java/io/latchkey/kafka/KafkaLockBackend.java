@@ -16,12 +16,17 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.slf4j.Logger;
@@ -29,12 +34,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The Kafka backend: one single-partition topic per lock, whose consumer group's assignment decides
- * the holder; one topic of {@code N} partitions per semaphore of {@code N} permits, whose group gives
- * each member at most one partition.
+ * the holder; one topic of {@code N} partitions per semaphore of {@code N} permits, and a consumer
+ * group per slot that hands out that slot's partition.
  *
  * <p>It shares one admin client (topic checks and creation) and one producer (the fencing markers,
  * all on one token topic) between all locks; each contender is a {@link GroupMember} with its own
- * consumer and polling thread. Connect is {@link KafkaConnect}'s, the topics {@link KafkaTopics}', the
+ * consumer and polling thread, a semaphore's acquire one per slot ({@link PermitRace}), whose waits
+ * run on a pool of this client's. Connect is {@link KafkaConnect}'s, the topics {@link KafkaTopics}', the
  * markers and slot records {@link KafkaRecords}', and the wording of failures {@link KafkaErrors}'.
  * Thread-safe.
  */
@@ -62,6 +68,8 @@ final class KafkaLockBackend implements SemaphoreBackend {
     private final Set<GroupMember> members = ConcurrentHashMap.newKeySet();
     /** Whether waiters park in a pending rejoin ({@code handover=rejoin}); see {@code GroupMember}. */
     private final boolean parkWaiters;
+    /** Where the waits of a semaphore acquire's members run, a thread each while they wait. */
+    private final ExecutorService permitWaits;
 
     /**
      * Connects.
@@ -91,6 +99,12 @@ final class KafkaLockBackend implements SemaphoreBackend {
         this.producer = clients.producer();
         this.topics = new KafkaTopics(admin, options, prefix, bootstrap, replicationFactor, topicCacheSize, errors);
         this.records = new KafkaRecords(this.clientConfig, options, producer, topics, errors);
+        AtomicInteger waitThreads = new AtomicInteger();
+        this.permitWaits = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "latchkey-kafka-permit-wait-" + waitThreads.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     /**
@@ -166,35 +180,58 @@ final class KafkaLockBackend implements SemaphoreBackend {
     }
 
     /**
-     * A permit is membership of the semaphore's group holding one of its topic's partitions, exactly
-     * as a lock is the one partition of its own topic: the same member, renewal, evidence and release.
-     * The topic's number of partitions is the semaphore's number of permits, read once per client (and
-     * again when the cache forgot the name).
+     * A permit is membership of one slot's group holding that slot's partition of the semaphore's
+     * topic, exactly as a lock is the one partition of its own topic: the same member, renewal,
+     * evidence and release. An acquire runs a member in every slot's group and keeps the first granted
+     * ({@link PermitRace}). The topic's number of partitions is the semaphore's number of permits, read
+     * once per client (and again when the cache forgot the name).
      */
     @Override
     public PermitLease acquirePermit(String name, int permits, Deadline deadline, LeaseEvidence evidence)
             throws InterruptedException {
         String topic = semaphoreTopic(name);
-        topics.ensureSemaphoreTopic(name, topic, permits);
+        boolean known = topics.ensureSemaphoreTopic(name, topic, permits);
         topics.ensureTokenTopic(name);
-        GroupMember member = new GroupMember(this, name, topic, MEMBERS.incrementAndGet(), permits, evidence);
-        return await(member, topic, deadline);
+        PermitRace race = new PermitRace(this, name, topic, permits, known, evidence, permitWaits);
+        members.addAll(race.members());
+        GroupMember granted = race.await(deadline);
+        if (granted == null) {
+            forgetIfMissing(race.members(), topic);
+            return null;
+        }
+        return handOut(granted);
     }
 
     private GroupMember await(GroupMember member, String topic, Deadline deadline) throws InterruptedException {
-        String lockName = member.lockName();
         members.add(member);
-        boolean handedOut = false;
+        boolean granted = false;
         try {
             member.start(deadline.nanoTime());
-            if (!member.awaitGrant(deadline.nanoTime())) {
-                if (member.topicMissing()) {
-                    // deleted since it was cached, it would look held for ever: look it up next time
-                    topics.forget(topic);
-                }
-                return null;
+            granted = member.awaitGrant(deadline.nanoTime());
+        } finally {
+            if (!granted) {
+                member.release();
             }
-            member.setToken(records.produceMarker(lockName, topics.tokenTopic(), member.clientId()));
+        }
+        if (!granted) {
+            forgetIfMissing(List.of(member), topic);
+            return null;
+        }
+        return handOut(member);
+    }
+
+    /** A topic deleted since it was cached would look held for ever: look it up next time. */
+    private void forgetIfMissing(List<GroupMember> notGranted, String topic) {
+        if (notGranted.stream().anyMatch(GroupMember::topicMissing)) {
+            topics.forget(topic);
+        }
+    }
+
+    /** Appends the grant's fencing marker and hands the member out as the lease; releases it if that fails. */
+    private GroupMember handOut(GroupMember member) throws InterruptedException {
+        boolean handedOut = false;
+        try {
+            member.setToken(records.produceMarker(member.lockName(), topics.tokenTopic(), member.clientId()));
             handedOut = true;
             return member;
         } finally {
@@ -205,14 +242,20 @@ final class KafkaLockBackend implements SemaphoreBackend {
     }
 
     /**
-     * The number of members of group {@code groupId} the coordinator counts as assigned a partition
-     * (holders of the lock or of permits), or -1 if it did not answer within {@code timeoutNanos}.
+     * The number of members of group {@code groupId} other than {@code ownMemberId} the coordinator
+     * counts as assigned a partition (holders of the lock or of a slot), or -1 if it did not answer
+     * within {@code timeoutNanos}. The member asking is left out: the coordinator may have assigned it
+     * the partition before its own poll has run the assignment.
      */
-    int holders(String lockName, String groupId, long timeoutNanos) throws InterruptedException {
+    int holders(String lockName, String groupId, String ownMemberId, long timeoutNanos) throws InterruptedException {
         try {
             return (int) admin.describeConsumerGroups(List.of(groupId)).all().get(timeoutNanos, TimeUnit.NANOSECONDS)
-                    .get(groupId).members().stream().filter(m -> !m.assignment().topicPartitions().isEmpty()).count();
+                    .get(groupId).members().stream()
+                    .filter(m -> !m.assignment().topicPartitions().isEmpty() && !ownMemberId.equals(m.consumerId())).count();
         } catch (ExecutionException e) {
+            if (e.getCause() instanceof GroupIdNotFoundException) {
+                return 0; // not yet created by the join that asks, or expired
+            }
             LockException refused = errors.authorizationFailure(lockName, "DESCRIBE group '" + groupId + "'", e);
             if (refused != null) {
                 throw refused;
@@ -221,6 +264,37 @@ final class KafkaLockBackend implements SemaphoreBackend {
         } catch (TimeoutException e) {
             return -1;
         }
+    }
+
+    /**
+     * The client ids of the members of each of {@code groupIds} the coordinator counts as assigned a
+     * partition (none while a group rebalances), or {@code null} if it did not answer within
+     * {@code timeoutNanos}.
+     */
+    Map<String, List<String>> assignedMembers(String name, List<String> groupIds, long timeoutNanos) throws InterruptedException {
+        long until = System.nanoTime() + timeoutNanos;
+        Map<String, List<String>> assigned = new HashMap<>();
+        Map<String, KafkaFuture<ConsumerGroupDescription>> described = admin.describeConsumerGroups(groupIds).describedGroups();
+        for (Map.Entry<String, KafkaFuture<ConsumerGroupDescription>> e : described.entrySet()) {
+            try {
+                assigned.put(e.getKey(), e.getValue().get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS)
+                        .members().stream().filter(m -> !m.assignment().topicPartitions().isEmpty()).map(m -> m.clientId())
+                        .toList());
+            } catch (ExecutionException x) {
+                if (x.getCause() instanceof GroupIdNotFoundException) {
+                    assigned.put(e.getKey(), List.of()); // no member ever joined it, or the broker expired it
+                    continue;
+                }
+                LockException refused = errors.authorizationFailure(name, "DESCRIBE group '" + e.getKey() + "'", x);
+                if (refused != null) {
+                    throw refused;
+                }
+                return null;
+            } catch (TimeoutException x) {
+                return null;
+            }
+        }
+        return assigned;
     }
 
     /**
@@ -251,7 +325,7 @@ final class KafkaLockBackend implements SemaphoreBackend {
      * The consumer settings of a member: the application's, then what the lock needs; for a
      * semaphore of {@code permits > 0} permits, what its {@link SlotAssignor} needs.
      */
-    Map<String, Object> consumerConfig(String groupId, String clientId, int permits) {
+    Map<String, Object> consumerConfig(String groupId, String clientId, int permits, int slot) {
         Map<String, Object> c = new HashMap<>(clientConfig);
         int lease = millis(options.lease());
         c.put("group.id", groupId);
@@ -262,11 +336,11 @@ final class KafkaLockBackend implements SemaphoreBackend {
         // member joins; range and round-robin would hand it to the joiner about half the time.
         c.put("partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
         if (permits > 0) {
-            // The sticky assignor would give a member several partitions (permits) when the group has
-            // fewer members than partitions: one each, the earliest request first, owners keeping theirs.
+            // A slot's group hands out that slot's partition alone: the owner keeps it, else the earliest request.
             c.put("partition.assignment.strategy", List.of(SlotAssignor.Strategy.class));
             c.put(SlotAssignor.REQUESTED_AT, System.currentTimeMillis());
             c.put(SlotAssignor.PERMITS, permits);
+            c.put(SlotAssignor.SLOT, slot);
         }
         c.put("enable.auto.commit", false);
         c.put("auto.offset.reset", "latest");
@@ -337,6 +411,7 @@ final class KafkaLockBackend implements SemaphoreBackend {
                 log.warn("closing: leaving the group of lock '{}' failed", m.lockName(), e);
             }
         }
+        permitWaits.shutdownNow();
         records.close();
         KafkaConnect.closeQuietly(admin, producer, options.timeout());
     }

@@ -108,10 +108,12 @@ final class KafkaTopics {
      * Checks that semaphore {@code name}'s {@code topic} exists with {@code permits} partitions,
      * creating it if it does not, unless its number of partitions is known.
      *
+     * @return whether it was known before
      * @throws IllegalArgumentException if the topic has another number of partitions
      */
-    void ensureSemaphoreTopic(String name, String topic, int permits) throws InterruptedException {
+    boolean ensureSemaphoreTopic(String name, String topic, int permits) throws InterruptedException {
         Integer known = knownTopics.get(topic);
+        boolean wasKnown = known != null;
         if (known == null) {
             known = ensureTopic(name, topic, permits);
             knownTopics.put(topic, known);
@@ -119,6 +121,7 @@ final class KafkaTopics {
         if (known != permits) {
             throw permitsMismatch(name, topic, known, permits);
         }
+        return wasKnown;
     }
 
     void ensureTokenTopic(String name) throws InterruptedException {

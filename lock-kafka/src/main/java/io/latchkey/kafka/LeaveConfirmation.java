@@ -29,7 +29,7 @@ final class LeaveConfirmation {
 
     private final KafkaLockBackend backend;
     private final String lockName;
-    private final String topic;
+    private final String group;
     /** "lock 'x'" or "semaphore 'x'", for messages. */
     private final String what;
     private final String clientId;
@@ -40,11 +40,11 @@ final class LeaveConfirmation {
     /** Set by the polling thread when leaving the group could not be confirmed; thrown by {@link #await()}. */
     private volatile LockBackendUnavailableException leaveFailure;
 
-    LeaveConfirmation(KafkaLockBackend backend, String lockName, String topic, String what, String clientId,
+    LeaveConfirmation(KafkaLockBackend backend, String lockName, String group, String what, String clientId,
             HeartbeatEvidence heartbeats, long heartbeatNanos) {
         this.backend = backend;
         this.lockName = lockName;
-        this.topic = topic;
+        this.group = group;
         this.what = what;
         this.clientId = clientId;
         this.heartbeats = heartbeats;
@@ -63,7 +63,7 @@ final class LeaveConfirmation {
             // half the timeout for the LeaveGroup, half for confirming it if in doubt: release within the timeout
             c.close(CloseOptions.timeout(Duration.ofNanos(timeoutNanos / 2)));
         } catch (RuntimeException e) {
-            log.warn("lock '{}': closing the consumer of group '{}' failed", lockName, topic, e);
+            log.warn("lock '{}': closing the consumer of group '{}' failed", lockName, group, e);
         }
         return closing;
     }
@@ -77,7 +77,7 @@ final class LeaveConfirmation {
             return;
         }
         try {
-            leaveFailure = backend.memberLeft(lockName, topic, clientId, timeoutNanos / 2);
+            leaveFailure = backend.memberLeft(lockName, group, clientId, timeoutNanos / 2);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -95,7 +95,7 @@ final class LeaveConfirmation {
      */
     void await() throws InterruptedException {
         if (!finished.await(2 * timeoutNanos + TimeUnit.MILLISECONDS.toNanos(GroupMember.POLL_MILLIS), TimeUnit.NANOSECONDS)) {
-            throw new LockBackendUnavailableException(lockName, "leaving consumer group '" + topic + "' of "
+            throw new LockBackendUnavailableException(lockName, "leaving consumer group '" + group + "' of "
                     + what + " did not finish within " + Durations.format(backend.options().timeout().multipliedBy(2))
                     + "; the broker expels the member when its session of " + Durations.format(backend.options().lease())
                     + " expires", null);

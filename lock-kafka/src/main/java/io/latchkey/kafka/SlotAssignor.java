@@ -14,9 +14,9 @@ import org.apache.kafka.common.Configurable;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * The assignment of a semaphore's group: each member holds at most one partition (one permit, the
- * slot being the partition), keeps the partition it owns, and a free partition goes to the member that
- * has waited longest. Runs on the group's leader, in the classic protocol.
+ * The assignment of one slot's group of a semaphore: the group of slot {@code k} hands out partition
+ * {@code k} of the semaphore's topic and no other; its owner keeps it, and when it is free it goes to
+ * the member that has waited longest. Runs on the group's leader, in the classic protocol.
  */
 final class SlotAssignor {
 
@@ -24,7 +24,11 @@ final class SlotAssignor {
     static final String REQUESTED_AT = "latchkey.semaphore.requested.at";
     /** The consumer setting carrying the member's number of permits, for its subscription. */
     static final String PERMITS = "latchkey.semaphore.permits";
-    static final String NAME = "latchkey-slots";
+    /** The consumer setting carrying the slot whose group the member joins, for its subscription. */
+    static final String SLOT = "latchkey.semaphore.slot";
+    static final String NAME = "latchkey-slot";
+    /** The subscription's user data: the request's time, the number of permits and the slot. */
+    static final int USER_DATA_BYTES = Long.BYTES + 2 * Integer.BYTES;
 
     private SlotAssignor() {
     }
@@ -37,6 +41,7 @@ final class SlotAssignor {
 
         private long requestedAt;
         private int permits;
+        private int slot;
 
         public Strategy() {
         }
@@ -45,18 +50,19 @@ final class SlotAssignor {
         public void configure(Map<String, ?> configs) {
             requestedAt = ((Number) configs.get(REQUESTED_AT)).longValue();
             permits = ((Number) configs.get(PERMITS)).intValue();
+            slot = ((Number) configs.get(SLOT)).intValue();
         }
 
         @Override
         public ByteBuffer subscriptionUserData(Set<String> topics) {
-            ByteBuffer b = ByteBuffer.allocate(Long.BYTES + Integer.BYTES);
-            b.putLong(requestedAt).putInt(permits).flip();
+            ByteBuffer b = ByteBuffer.allocate(USER_DATA_BYTES);
+            b.putLong(requestedAt).putInt(permits).putInt(slot).flip();
             return b;
         }
 
         @Override
         public List<RebalanceProtocol> supportedProtocols() {
-            // cooperative: a member keeps its partition through a rebalance instead of giving it up
+            // cooperative: the owner keeps its partition through a rebalance instead of giving it up
             // and taking it back, so a holder's permit never lapses because another member joins
             return List.of(RebalanceProtocol.COOPERATIVE);
         }
@@ -80,60 +86,48 @@ final class SlotAssignor {
     }
 
     /**
-     * The rules, apart from Kafka's types for tests: an owner keeps one partition it owns (if two
-     * claim one, the member of the later generation keeps it: the other was expelled meanwhile);
-     * partitions owned by nobody go, one each, to the members that own none, the earliest request
-     * first. Partitions from the permits of the members on are never handed out, so an operator who
-     * adds partitions to the topic adds no permits. A partition still claimed by a member is never
-     * given to another in the same rebalance, as the cooperative protocol requires.
+     * The rules, apart from Kafka's types for tests: the group's slot is the one its members name
+     * (the smallest, should they differ); it is handed out only if it lies below every member's number of
+     * permits and the topic's partitions, so an operator who adds partitions adds no permits. Its owner
+     * keeps it (if two claim it, the member of the later generation: the other was expelled meanwhile);
+     * a member claiming a partition it does not keep gets nothing in this rebalance, as the cooperative
+     * protocol requires; else the slot goes to the earliest request. Every other member gets nothing.
      */
     static Map<String, List<TopicPartition>> assign(Map<String, ConsumerPartitionAssignor.Subscription> members,
             java.util.function.ToIntFunction<String> partitionCount) {
         Map<String, List<TopicPartition>> result = new TreeMap<>();
         String topic = null;
-        int slots = Integer.MAX_VALUE;
+        int permits = Integer.MAX_VALUE;
+        int slot = Integer.MAX_VALUE;
         for (Map.Entry<String, ConsumerPartitionAssignor.Subscription> e : members.entrySet()) {
             result.put(e.getKey(), new ArrayList<>());
             if (topic == null && !e.getValue().topics().isEmpty()) {
                 topic = e.getValue().topics().get(0);
             }
-            slots = Math.min(slots, permits(e.getValue()));
+            permits = Math.min(permits, permits(e.getValue()));
+            slot = Math.min(slot, slot(e.getValue()));
         }
-        if (topic == null) {
+        if (topic == null || slot >= Math.min(permits, partitionCount.applyAsInt(topic))) {
             return result;
         }
-        slots = Math.min(slots, partitionCount.applyAsInt(topic));
-        Map<Integer, String> owner = new HashMap<>();
-        Map<String, Boolean> claimed = new HashMap<>();
-        for (String member : result.keySet()) {
-            ConsumerPartitionAssignor.Subscription s = members.get(member);
-            for (TopicPartition tp : s.ownedPartitions()) {
-                claimed.put(member, Boolean.TRUE);
-                if (!tp.topic().equals(topic) || tp.partition() >= slots || !result.get(member).isEmpty()) {
-                    continue;
-                }
-                String current = owner.get(tp.partition());
-                if (current == null || generation(s) > generation(members.get(current))) {
-                    if (current != null) {
-                        result.get(current).clear();
-                    }
-                    owner.put(tp.partition(), member);
-                    result.get(member).add(tp);
-                }
-            }
-        }
+        TopicPartition partition = new TopicPartition(topic, slot);
+        String owner = null;
         List<String> waiting = new ArrayList<>();
         for (String member : result.keySet()) {
-            if (!claimed.containsKey(member)) {
+            ConsumerPartitionAssignor.Subscription s = members.get(member);
+            if (s.ownedPartitions().isEmpty()) {
                 waiting.add(member);
+            } else if (s.ownedPartitions().contains(partition)
+                    && (owner == null || generation(s) > generation(members.get(owner)))) {
+                owner = member;
             }
         }
-        waiting.sort(Comparator.<String>comparingLong(m -> requestedAt(members.get(m))).thenComparing(m -> m));
-        int next = 0;
-        for (int p = 0; p < slots && next < waiting.size(); p++) {
-            if (!owner.containsKey(p)) {
-                result.get(waiting.get(next++)).add(new TopicPartition(topic, p));
-            }
+        if (owner == null && !waiting.isEmpty()) {
+            waiting.sort(Comparator.<String>comparingLong(m -> requestedAt(members.get(m))).thenComparing(m -> m));
+            owner = waiting.get(0);
+        }
+        if (owner != null) {
+            result.get(owner).add(partition);
         }
         return result;
     }
@@ -142,14 +136,20 @@ final class SlotAssignor {
         return s.generationId().orElse(-1);
     }
 
-    private static long requestedAt(ConsumerPartitionAssignor.Subscription s) {
+    private static boolean complete(ConsumerPartitionAssignor.Subscription s) {
         ByteBuffer b = s.userData();
-        return b != null && b.remaining() >= Long.BYTES + Integer.BYTES ? b.getLong(b.position()) : Long.MAX_VALUE;
+        return b != null && b.remaining() >= USER_DATA_BYTES;
+    }
+
+    private static long requestedAt(ConsumerPartitionAssignor.Subscription s) {
+        return complete(s) ? s.userData().getLong(s.userData().position()) : Long.MAX_VALUE;
     }
 
     private static int permits(ConsumerPartitionAssignor.Subscription s) {
-        ByteBuffer b = s.userData();
-        return b != null && b.remaining() >= Long.BYTES + Integer.BYTES ? b.getInt(b.position() + Long.BYTES)
-                : Integer.MAX_VALUE;
+        return complete(s) ? s.userData().getInt(s.userData().position() + Long.BYTES) : 0;
+    }
+
+    private static int slot(ConsumerPartitionAssignor.Subscription s) {
+        return complete(s) ? s.userData().getInt(s.userData().position() + Long.BYTES + Integer.BYTES) : Integer.MAX_VALUE;
     }
 }

@@ -41,13 +41,22 @@ final class TopicNames {
     }
 
     /**
-     * The topic (and consumer group id) of semaphore {@code name} under {@code prefix}: the prefix,
-     * {@code _s}, then the name mapped as a lock name is. No lock topic takes that form, as {@code _}
-     * in a mapped lock name is always followed by two hex digits (or {@code Z} where a long name is
-     * cut, past the first 83 characters); nor the token topic {@code <prefix>_tokens}.
+     * The topic of semaphore {@code name} under {@code prefix}: the prefix, {@code _s}, then the name
+     * mapped as a lock name is. No lock topic takes that form, as {@code _} in a mapped lock name is
+     * always followed by two hex digits (or {@code Z} where a long name is cut, past the first 83
+     * characters); nor the token topic {@code <prefix>_tokens}.
      */
     static String semaphoreTopic(String prefix, String name) {
         return map(prefix + "_s", name);
+    }
+
+    /**
+     * The consumer group id of slot {@code slot} of the semaphore whose topic is {@code semaphoreTopic}:
+     * the topic, {@code _k} and the slot's number. No topic takes that form ({@code _k} is no escape),
+     * so it is no lock's group and no other semaphore's. Group ids have no length limit of their own.
+     */
+    static String slotGroup(String semaphoreTopic, int slot) {
+        return semaphoreTopic + "_k" + slot;
     }
 
     private static String map(String prefix, String lockName) {

@@ -1,6 +1,7 @@
 /**
  * Latchkey on Kafka: a lock is a single-partition topic whose consumer group decides the holder, a
- * semaphore of {@code N} permits a topic of {@code N} partitions whose group gives each member at most one.
+ * semaphore of {@code N} permits a topic of {@code N} partitions with a consumer group per slot, each deciding
+ * that slot's holder as a lock's group does.
  * Start at {@link io.latchkey.kafka.KafkaLockProvider}.
  *
  * <p>Decisions, where the design left room:
@@ -19,8 +20,7 @@
  *   <li><b>Members.</b> One consumer and one polling thread per contender, from its join until it
  *       leaves. Waiters stay in the group until they are assigned the partition or their wait ends;
  *       holders poll on while the business code runs, so {@code max.poll.interval.ms} never expels
- *       them. A zero wait still joins once and waits for that rebalance (a semaphore's member may stay for one
- *       more, below). Release closes the consumer,
+ *       them. A zero wait still joins once and waits for that rebalance. Release closes the consumer,
  *       which leaves the group at once. That is the protocol's cost, and it is per contender, not per
  *       client: each holder and each
  *       waiter is one {@code KafkaConsumer} with its polling thread ({@code latchkey-kafka-<topic>-<n>}),
@@ -94,74 +94,53 @@
  *       topic.</li>
  * </ul>
  *
- * <p>Semaphores ({@link io.latchkey.spi.SemaphoreBackend}), the lock's machinery with more partitions:
+ * <p>Semaphores ({@link io.latchkey.spi.SemaphoreBackend}), the lock's machinery once per slot:
  * <ul>
  *   <li><b>Mapping.</b> Semaphore {@code name} of {@code N} permits is the topic
- *       {@code <prefix>_s<name mapped as a lock name>} with {@code N} partitions and the consumer group of
- *       the same name; no lock topic and not the token topic takes that form ({@code _s} is no escape).
- *       Each acquire is one member (a {@code GroupMember}, as a lock's contender: the same polling thread,
- *       evidence, renewal and release); the member assigned a partition holds a permit, and its slot is
- *       the partition's number.</li>
- *   <li><b>Assignment.</b> A client-side assignor of the classic protocol ({@code SlotAssignor},
- *       cooperative): a member holds at most one partition, an owner keeps its own through every
- *       rebalance (of two claims the later generation wins), and a partition nobody owns goes to the
- *       member that asked earliest (the wall-clock time of its request rides in its subscription).
- *       Members beyond {@code N} get none and wait in the group, as a lock's waiters do. Kafka's sticky
- *       assignor would give one member several partitions while the group has fewer members than
- *       partitions.</li>
+ *       {@code <prefix>_s<name mapped as a lock name>} with {@code N} partitions, and slot {@code k} the
+ *       consumer group of that name followed by {@code _k<k>}; no lock topic and not the token topic
+ *       takes the topic's form ({@code _s} is no escape), and no topic the group's ({@code _k} is none).
+ *       A client-side assignor of the classic protocol ({@code SlotAssignor}, cooperative) makes slot
+ *       {@code k}'s group hand out partition {@code k} alone: its owner keeps it through every rebalance
+ *       (of two claims the later generation wins), else the member that asked earliest gets it (the
+ *       wall-clock time of its request rides in its subscription).</li>
+ *   <li><b>An acquire</b> ({@code PermitRace}) starts a member ({@code GroupMember}, as a lock's
+ *       contender) in every slot's group at once, keeps the first one granted, and lets the others
+ *       leave before it returns, so that a slot one of them was granted meanwhile passes on at once and
+ *       the client's next acquire finds them gone. Each member waits as a lock's member does, past the
+ *       deadline for its first rebalance, so a zero wait asks every slot once. The acquire gets no permit
+ *       when every member found its slot held; since a racing acquire may hold several slots for a moment,
+ *       it then asks the coordinator once which slots' groups have a holder (one DESCRIBE of the
+ *       {@code N} groups) and stays for a slot that has none, within {@code wait + timeout}. Each member
+ *       reports to the lease only once chosen.
+ *       <p>Why a group per slot and not one group for the semaphore: a rebalance waits for every member
+ *       of its group to rejoin, and a member whose JoinGroup is pending sends no heartbeats. In one group
+ *       with several holders, a holder that rejoined at once while another member was silent (paused,
+ *       killed, cut off) lost its evidence before the silent member's session ended, a loss it did not
+ *       suffer; holders that waited before rejoining made every hand-over wait too (5.2 s at a 6 s lease
+ *       on the default heartbeat, against the contract's 2.9 s). With one holder per group, a slot's
+ *       rebalance is a lock's: the holder rejoins at once, and a waiter takes a freed slot at its next
+ *       heartbeat.</li>
+ *   <li><b>Cost.</b> While it waits, an acquire is {@code N} members (a consumer each, with its polling
+ *       and heartbeat threads, and a thread of the backend's pool waiting on it); once granted, one. Every
+ *       join and leave rebalances one slot's group, so a waiter arriving or giving up costs {@code N}
+ *       small rebalances; semaphores on Kafka suit a few permits. A known semaphore name costs no admin
+ *       request; an acquire is the members' joins and one marker
+ *       ({@code KafkaCostTest.knownSemaphoreCostsNoAdminRequest}); an acquire that finds every slot held
+ *       adds the DESCRIBE above. After release the member is gone; the topic (with its partitions), the
+ *       slots' groups until the broker expires them empty, the markers in the token topic and the cache
+ *       entry stay ({@code KafkaSemaphoreTest}).</li>
  *   <li><b>The number of permits</b> is the topic's number of partitions: created with {@code N} on
  *       first use, read (and cached with the topic) once per client; a request with another number is an
  *       {@link IllegalArgumentException} naming the semaphore, the topic and both numbers. The topic
  *       stays after use, as a lock's does, so the number is fixed for the name until the topic is
- *       deleted while nobody uses it. Partitions an operator adds are never handed out (the assignor
- *       uses the smallest number of permits its members ask for).</li>
+ *       deleted while nobody uses it. Partitions an operator adds are never handed out (a slot's group
+ *       hands out its slot only below the smallest number of permits its members ask for).</li>
  *   <li><b>Fencing.</b> The token is a grant marker's offset in the token topic, as a lock's: a slot's
  *       next holder is assigned the partition only once the previous one left or was expelled (the
  *       cooperative protocol never gives a partition still claimed to another member), so its marker
- *       follows; tokens grow per slot, and per name too.</li>
- *   <li><b>Holders rejoin late.</b> A rebalance's join phase waits for every member to rejoin or for
- *       its session to end, and a member with a JoinGroup pending sends no heartbeats. With one holder
- *       (a lock) the only silent member that can hold up the phase is the holder itself; with several,
- *       a holder that rejoined at once while another member was silent (paused, killed, cut off) would
- *       see its evidence stop a session after its last heartbeat, minus the margin, before the phase
- *       ends, and report a loss it did not suffer. So a holder heartbeats on through a rebalance (the
- *       coordinator keeps its session alive meanwhile) and rejoins only the safety margin, three
- *       heartbeat intervals and a tenth of the timeout after it heard of it; it polls only then, to
- *       finish a join or run a loss callback, and every few seconds ({@code PermitRejoin}). The consumer
- *       tells neither that a rebalance began nor its generation before its next poll, which would rejoin
- *       at once; both are read from kafka-clients' classic coordinator by reflection (checked against
- *       4.3.1), and without them a holder rejoins at once, with a warning. The cost: while permits are
- *       held every rebalance of the group, and so every hand-over, takes that much longer (about 1.25 s
- *       with the contract's heartbeat of 50 ms, 4.1 s with the default heartbeat of 1 s at a 6 s lease). What
- *       remains: a holder that goes silent in the last part of another holder's delay can still cost
- *       that one its permit; a loss signal, never two valid holders of a slot. {@code handover=rejoin}
- *       applies to locks only.</li>
- *   <li><b>A short wait beside holders.</b> Members that join a moment apart land in successive
- *       rebalances, and a rebalance while permits are held ends only when the holders rejoin, their delay
- *       (above) after they heard of it at their next heartbeat. A member whose wait ended without a permit
- *       therefore asks the coordinator how many members hold one (DESCRIBE of the group, at the end of a
- *       rebalance that did not grant it, or half the timeout after the deadline if none ended): with all
- *       {@code N} held it gives up; with one free it stays for the rebalance in flight, so that members
- *       starting together with a zero wait are all granted while permits last. The stays count from the
- *       later of the deadline and the start of the member's own join: its set-up (the topic's lookup
- *       within the timeout, the consumer's construction, slow in a cold JVM on a loaded machine) is not
- *       taken from the rebalance it waits for. Bounds, for
- *       {@code tryAcquire(wait)}: on a full semaphore {@code wait + timeout}, as every backend; with a
- *       permit free, {@code wait} plus the set-up plus the longer of {@code timeout} and one rebalance, the heartbeat
- *       interval + the holders' rejoin delay + half the timeout. With the contract's options (lease 6 s,
- *       heartbeat 50 ms) that is 3.8 s, within the timeout; with the defaults (lease 30 s, heartbeat 1 s,
- *       rejoin delay 6.5 s) 10 s, twice the timeout: the price of holders that outlast a silent member
- *       before they rejoin. If the rebalance does not end by then (a silent member holds up its join
- *       phase) the call is empty. A lock's holders rejoin at once, so a lock's zero wait keeps the
- *       {@code timeout} bound and asks the coordinator only if no rebalance ended in half of it
- *       ({@code KafkaSemaphoreTest.zeroWaitBesideAHolderWithTheDefaultOptions},
- *       {@code KafkaLockTest.zeroWaitOnAFreeLock}).</li>
- *   <li><b>Cost and what stays.</b> A known semaphore name costs no admin request; an acquire is the
- *       member's join and one marker ({@code KafkaCostTest.knownSemaphoreCostsNoAdminRequest}); a try that
- *       ends without a permit adds a DESCRIBE of the group, one per rebalance it stays for. After
- *       release the member is gone; the topic (with its partitions), the group until the broker
- *       expires it empty, the markers in the token topic and the cache entry stay
- *       ({@code KafkaSemaphoreTest}).</li>
+ *       follows; tokens grow per slot, and per name too. {@code handover=rejoin} applies to locks
+ *       only.</li>
  * </ul>
  *
  * <p>Scheduled jobs: the {@code atLeast} bound of a request is kept by the holder's client, which stays

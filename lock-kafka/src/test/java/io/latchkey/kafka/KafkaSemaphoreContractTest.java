@@ -15,25 +15,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.GroupListing;
 
 /** The whole semaphore contract of lock-testkit against the Kafka broker {@link KafkaLockContractTest} uses. */
 class KafkaSemaphoreContractTest extends SemaphoreContract<KafkaServer> {
 
     KafkaSemaphoreContractTest() {
         super(KafkaLockTest.SERVER_KEY, KafkaServer::start);
-    }
-
-    /**
-     * The contract's options with a short heartbeat, unlike the lock's contract, which runs on the
-     * default. At the default (a sixth of the lease) a waiter takes a freed slot only after its next
-     * heartbeat and the holders' rejoin delay: 5.2 s at the contract's 6 s lease, measured, where rule
-     * 1's hand-over bound is the wake-up budget plus slack (2.9 s). That is the price of holders that
-     * outlast a silent member (see the package's javadoc), and a known gap of the semaphore on Kafka
-     * against the contract, not a setting that fixes it.
-     */
-    @Override
-    protected LockOptions options() {
-        return super.options().toBuilder().backendOption(KafkaLockProvider.HEARTBEAT, "50ms").build();
     }
 
     /** Kafka clients follow the broker's advertised listeners: cut them through a proxied listener. */
@@ -49,19 +37,22 @@ class KafkaSemaphoreContractTest extends SemaphoreContract<KafkaServer> {
     }
 
     /**
-     * No member of the semaphores' consumer groups remains (a group may stay, empty, until the broker
-     * expires it; the topic stays, as a lock's does, and the token topic's markers).
+     * No member of any slot's consumer group of the semaphores remains (a group may stay, empty, until
+     * the broker expires it; the topic stays, as a lock's does, and the token topic's markers).
      */
     @Override
     protected void assertNothingLeftInBackend(Collection<String> semaphoreNames) {
-        List<String> groups = semaphoreNames.stream()
-                .map(n -> TopicNames.semaphoreTopic(KafkaLockProvider.DEFAULT_PREFIX, n)).collect(Collectors.toList());
+        List<String> prefixes = semaphoreNames.stream()
+                .map(n -> TopicNames.slotGroup(TopicNames.semaphoreTopic(KafkaLockProvider.DEFAULT_PREFIX, n), 0))
+                .map(g -> g.substring(0, g.length() - 1)).collect(Collectors.toList());
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", server().bootstrapServers()))) {
+            List<String> groups = admin.listGroups().all().get(30, TimeUnit.SECONDS).stream().map(GroupListing::groupId)
+                    .filter(g -> prefixes.stream().anyMatch(g::startsWith)).collect(Collectors.toList());
+            assertThat(groups).as("slot groups of the semaphores %s", semaphoreNames).isNotEmpty();
             Map<String, ConsumerGroupDescription> found = admin.describeConsumerGroups(groups).all().get(30, TimeUnit.SECONDS);
-            assertThat(found).as("consumer groups of the semaphores").hasSize(groups.size());
             found.forEach((group, d) -> assertThat(d.members()).as("members of consumer group %s", group).isEmpty());
         } catch (Exception e) {
-            throw new AssertionError("describing the consumer groups " + groups + " failed", e);
+            throw new AssertionError("describing the slot groups of " + semaphoreNames + " failed", e);
         }
     }
 }

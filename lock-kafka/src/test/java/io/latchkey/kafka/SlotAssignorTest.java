@@ -12,13 +12,14 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** The assignment of a semaphore's group: one partition per member at most, owners keep theirs, the earliest waiter first. */
+/** The assignment of one slot's group: that slot's partition alone, its owner keeps it, else the earliest waiter. */
 class SlotAssignorTest {
 
     private static final String TOPIC = "latchkey._ssem";
 
-    private static Subscription member(long requestedAt, int permits, int generation, Integer... owned) {
-        ByteBuffer data = ByteBuffer.allocate(12).putLong(requestedAt).putInt(permits).flip();
+    private static Subscription member(long requestedAt, int permits, int slot, int generation, Integer... owned) {
+        ByteBuffer data = ByteBuffer.allocate(SlotAssignor.USER_DATA_BYTES).putLong(requestedAt).putInt(permits).putInt(slot)
+                .flip();
         List<TopicPartition> partitions = java.util.Arrays.stream(owned).map(p -> new TopicPartition(TOPIC, p)).toList();
         return new Subscription(List.of(TOPIC), data, partitions, generation, Optional.empty());
     }
@@ -28,50 +29,54 @@ class SlotAssignorTest {
     }
 
     @Test
-    @DisplayName("fewer members than partitions: each member gets one partition, never two")
-    void onePartitionEach() {
-        Map<String, Subscription> members = Map.of("a", member(1, 5, -1), "b", member(2, 5, -1));
-        Map<String, List<TopicPartition>> out = assign(members, 5);
-        assertThat(out.get("a")).hasSize(1);
-        assertThat(out.get("b")).hasSize(1);
-        assertThat(out.get("a")).doesNotContainAnyElementsOf(out.get("b"));
-    }
-
-    @Test
-    @DisplayName("owners keep their partitions when members join; a freed partition goes to the earliest request, the others get none")
-    void ownersKeepAndEarliestWaiterGetsTheFreeOne() {
-        Map<String, Subscription> members = new HashMap<>();
-        members.put("owner0", member(50, 2, 7, 0));
-        members.put("late", member(300, 2, -1));
-        members.put("early", member(100, 2, 7));
-        members.put("middle", member(200, 2, -1));
-        Map<String, List<TopicPartition>> out = assign(members, 2);
-        assertThat(out.get("owner0")).containsExactly(new TopicPartition(TOPIC, 0));
+    @DisplayName("a free slot goes to the earliest request, and only that slot's partition is handed out")
+    void earliestRequestGetsTheSlot() {
+        Map<String, Subscription> members = Map.of("late", member(300, 3, 1, -1), "early", member(100, 3, 1, -1),
+                "middle", member(200, 3, 1, -1));
+        Map<String, List<TopicPartition>> out = assign(members, 3);
         assertThat(out.get("early")).containsExactly(new TopicPartition(TOPIC, 1));
         assertThat(out.get("middle")).isEmpty();
         assertThat(out.get("late")).isEmpty();
     }
 
     @Test
-    @DisplayName("two claims of one partition: the member of the later generation keeps it, the other gets nothing this round")
-    void laterGenerationWinsAClaim() {
-        Map<String, Subscription> members = Map.of("zombie", member(1, 2, 3, 1), "owner", member(2, 2, 5, 1),
-                "waiter", member(3, 2, 5));
+    @DisplayName("the owner keeps its slot when earlier requests join")
+    void ownerKeepsItsSlot() {
+        Map<String, Subscription> members = new HashMap<>();
+        members.put("owner", member(500, 2, 0, 7, 0));
+        members.put("earlier", member(100, 2, 0, 7));
         Map<String, List<TopicPartition>> out = assign(members, 2);
-        assertThat(out.get("owner")).containsExactly(new TopicPartition(TOPIC, 1));
-        assertThat(out.get("zombie")).isEmpty();
-        assertThat(out.get("waiter")).containsExactly(new TopicPartition(TOPIC, 0));
+        assertThat(out.get("owner")).containsExactly(new TopicPartition(TOPIC, 0));
+        assertThat(out.get("earlier")).isEmpty();
     }
 
     @Test
-    @DisplayName("partitions beyond the members' number of permits are never handed out, and owned ones there are given up")
+    @DisplayName("two claims of the slot: the member of the later generation keeps it, the other gets nothing this round")
+    void laterGenerationWinsAClaim() {
+        Map<String, Subscription> members = Map.of("zombie", member(1, 2, 1, 3, 1), "owner", member(2, 2, 1, 5, 1),
+                "waiter", member(3, 2, 1, 5));
+        Map<String, List<TopicPartition>> out = assign(members, 2);
+        assertThat(out.get("owner")).containsExactly(new TopicPartition(TOPIC, 1));
+        assertThat(out.get("zombie")).isEmpty();
+        assertThat(out.get("waiter")).isEmpty();
+    }
+
+    @Test
+    @DisplayName("a slot beyond the members' number of permits or the topic's partitions is never handed out, owned or not")
     void noSlotBeyondThePermits() {
-        Map<String, Subscription> members = Map.of("a", member(1, 2, 4, 3), "b", member(2, 2, -1), "c", member(3, 2, -1),
-                "d", member(4, 2, -1));
-        Map<String, List<TopicPartition>> out = assign(members, 4);
-        assertThat(out.get("a")).isEmpty();
-        assertThat(out.get("b")).containsExactly(new TopicPartition(TOPIC, 0));
-        assertThat(out.get("c")).containsExactly(new TopicPartition(TOPIC, 1));
-        assertThat(out.get("d")).isEmpty();
+        assertThat(assign(Map.of("a", member(1, 2, 3, 4, 3), "b", member(2, 2, 3, -1)), 4).values())
+                .as("slot 3 of 2 permits").allMatch(List::isEmpty);
+        assertThat(assign(Map.of("a", member(1, 4, 3, -1), "b", member(2, 2, 3, -1)), 4).values())
+                .as("slot 3 where one member asks for 2 permits").allMatch(List::isEmpty);
+        assertThat(assign(Map.of("a", member(1, 4, 3, -1)), 3).values())
+                .as("slot 3 of a topic of 3 partitions").allMatch(List::isEmpty);
+    }
+
+    @Test
+    @DisplayName("a subscription without the slot's user data is never given the slot, nor lets anyone have it")
+    void incompleteUserDataHandsOutNothing() {
+        Subscription old = new Subscription(List.of(TOPIC), ByteBuffer.allocate(12).putLong(1).putInt(2).flip(), List.of(), -1,
+                Optional.empty());
+        assertThat(assign(Map.of("old", old, "new", member(2, 2, 0, -1)), 2).values()).allMatch(List::isEmpty);
     }
 }
