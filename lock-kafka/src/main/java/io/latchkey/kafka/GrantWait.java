@@ -134,7 +134,7 @@ final class GrantWait {
                 while (true) {
                     long from = stayFrom(deadlineNanos);
                     joinDeadline = from + timeoutNanos / 2;
-                    stayDeadline = from + stayNanos();
+                    stayDeadline = from + timeoutNanos; // its own join, while nobody holds its partition
                     if (failure != null) {
                         throw translate(failure);
                     }
@@ -223,11 +223,6 @@ final class GrantWait {
         return new LockBackendUnavailableException(lockName, "the group coordinator of kafka topic '" + topic
                 + "' (" + what + ") did not answer within " + Durations.format(backend.options().timeout())
                 + "; check that the brokers run and that the __consumer_offsets topic has leaders", null);
-    }
-
-    /** How long past its deadline a member stays for its own join while nobody holds its partition: the timeout. */
-    private long stayNanos() {
-        return timeoutNanos;
     }
 
     private RuntimeException translate(Throwable e) {

@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.KafkaFuture;
@@ -248,41 +249,30 @@ final class KafkaLockBackend implements SemaphoreBackend {
      * the partition before its own poll has run the assignment.
      */
     int holders(String lockName, String groupId, String ownMemberId, long timeoutNanos) throws InterruptedException {
-        try {
-            return (int) admin.describeConsumerGroups(List.of(groupId)).all().get(timeoutNanos, TimeUnit.NANOSECONDS)
-                    .get(groupId).members().stream()
-                    .filter(m -> !m.assignment().topicPartitions().isEmpty() && !ownMemberId.equals(m.consumerId())).count();
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof GroupIdNotFoundException) {
-                return 0; // not yet created by the join that asks, or expired
-            }
-            LockException refused = errors.authorizationFailure(lockName, "DESCRIBE group '" + groupId + "'", e);
-            if (refused != null) {
-                throw refused;
-            }
-            return -1;
-        } catch (TimeoutException e) {
-            return -1;
-        }
+        Map<String, List<MemberDescription>> assigned = assignedMembers(lockName, List.of(groupId), timeoutNanos);
+        return assigned == null ? -1
+                : (int) assigned.get(groupId).stream().filter(m -> !ownMemberId.equals(m.consumerId())).count();
     }
 
     /**
-     * The client ids of the members of each of {@code groupIds} the coordinator counts as assigned a
-     * partition (none while a group rebalances), or {@code null} if it did not answer within
-     * {@code timeoutNanos}.
+     * The members of each of {@code groupIds} the coordinator counts as assigned a partition (none while
+     * a group rebalances, none of a group it does not know), or {@code null} if it did not answer
+     * within {@code timeoutNanos}.
+     *
+     * @throws LockException if the client may not describe the groups
      */
-    Map<String, List<String>> assignedMembers(String name, List<String> groupIds, long timeoutNanos) throws InterruptedException {
+    Map<String, List<MemberDescription>> assignedMembers(String name, List<String> groupIds, long timeoutNanos)
+            throws InterruptedException {
         long until = System.nanoTime() + timeoutNanos;
-        Map<String, List<String>> assigned = new HashMap<>();
+        Map<String, List<MemberDescription>> assigned = new HashMap<>();
         Map<String, KafkaFuture<ConsumerGroupDescription>> described = admin.describeConsumerGroups(groupIds).describedGroups();
         for (Map.Entry<String, KafkaFuture<ConsumerGroupDescription>> e : described.entrySet()) {
             try {
                 assigned.put(e.getKey(), e.getValue().get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS)
-                        .members().stream().filter(m -> !m.assignment().topicPartitions().isEmpty()).map(m -> m.clientId())
-                        .toList());
+                        .members().stream().filter(m -> !m.assignment().topicPartitions().isEmpty()).toList());
             } catch (ExecutionException x) {
                 if (x.getCause() instanceof GroupIdNotFoundException) {
-                    assigned.put(e.getKey(), List.of()); // no member ever joined it, or the broker expired it
+                    assigned.put(e.getKey(), List.of()); // no member has joined it yet, or the broker expired it
                     continue;
                 }
                 LockException refused = errors.authorizationFailure(name, "DESCRIBE group '" + e.getKey() + "'", x);

@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutorCompletionService;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
+import org.apache.kafka.clients.admin.MemberDescription;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -160,16 +161,16 @@ final class PermitRace {
         for (GroupMember m : members) {
             groups.add(m.group());
         }
-        Map<String, List<String>> holders = backend.assignedMembers(name, groups,
+        Map<String, List<MemberDescription>> holders = backend.assignedMembers(name, groups,
                 Math.min(left, backend.options().timeout().toNanos() / 2));
         if (holders == null) {
             return List.of();
         }
         Map<String, Integer> slotsPerRace = new HashMap<>();
-        holders.values().forEach(ids -> ids.forEach(id -> slotsPerRace.merge(raceOf(id), 1, Integer::sum)));
+        holders.values().forEach(held -> held.forEach(h -> slotsPerRace.merge(raceOf(h.clientId()), 1, Integer::sum)));
         List<GroupMember> passing = new ArrayList<>();
         for (GroupMember m : members) {
-            List<String> ids = holders.getOrDefault(m.group(), List.of());
+            List<String> ids = holders.getOrDefault(m.group(), List.of()).stream().map(MemberDescription::clientId).toList();
             if (m.granted() || ids.isEmpty() || ids.stream().anyMatch(id -> slotsPerRace.get(raceOf(id)) > 1)) {
                 passing.add(m);
             }
