@@ -109,6 +109,28 @@ final class GrantWait {
     }
 
     /**
+     * Waits until this member is assigned the partition or {@code untilNanos} passes, asking nothing of
+     * the coordinator and staying no longer.
+     *
+     * @return whether it was granted
+     */
+    boolean awaitGranted(long untilNanos) throws InterruptedException {
+        synchronized (state) {
+            while (!granted && failure == null) {
+                long left = untilNanos - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(state, left);
+            }
+            if (granted) {
+                return true;
+            }
+            throw translate(failure);
+        }
+    }
+
+    /**
      * Waits until this member is assigned the partition. After the deadline it still waits for the
      * first rebalance it takes part in, so that even a zero wait asks the group once.
      *

@@ -207,6 +207,11 @@ final class GroupMember implements PermitLease {
         return grant.await(deadlineNanos, knownName);
     }
 
+    /** Waits until this member is assigned the partition or {@code untilNanos} passes; see {@link GrantWait#awaitGranted}. */
+    boolean awaitGrantedUntil(long untilNanos) throws InterruptedException {
+        return grant.awaitGranted(untilNanos);
+    }
+
     private void run() {
         KafkaConsumer<byte[], byte[]> c = null;
         try {

@@ -8,12 +8,14 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionService;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorCompletionService;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
 import org.apache.kafka.clients.admin.MemberDescription;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -89,14 +91,15 @@ final class PermitRace {
         }
         GroupMember winner = null;
         try {
-            winner = firstGranted(members, deadlineNanos);
+            winner = firstGranted(members, m -> () -> m.awaitGrant(deadlineNanos));
             if (winner == null) {
                 long bound = deadline.callBound(backend.options().timeout()).nanoTime();
                 List<GroupMember> passing = passingOn(bound);
                 if (!passing.isEmpty()) {
                     log.debug("semaphore '{}': every slot looked held, but {} of {} are passing on: staying for them",
                             name, passing.size(), members.size());
-                    winner = firstGranted(passing, bound);
+                    // only until the call's bound: a slot passing on is handed on in a rebalance, not asked about again
+                    winner = firstGranted(passing, m -> () -> m.awaitGrantedUntil(bound));
                 }
             }
             if (winner != null) {
@@ -109,17 +112,18 @@ final class PermitRace {
     }
 
     /**
-     * Waits, on {@code waits}, for the first of {@code among} granted by {@code untilNanos} (each waits as
-     * a lock's member does, past it for its first rebalance).
+     * Waits, on {@code waits}, for the first of {@code among} granted, each waiting as {@code await} says
+     * (true if granted, false if its slot stayed held).
      *
      * @return it, or {@code null} if each found its slot held
      * @throws LockException the first failure, if none was granted
      */
-    private GroupMember firstGranted(List<GroupMember> among, long untilNanos) throws InterruptedException {
+    private GroupMember firstGranted(List<GroupMember> among, Function<GroupMember, Callable<Boolean>> await)
+            throws InterruptedException {
         CompletionService<Boolean> done = new ExecutorCompletionService<>(waits);
         Map<Future<Boolean>, GroupMember> waiting = new HashMap<>();
         for (GroupMember m : among) {
-            waiting.put(done.submit(() -> m.awaitGrant(untilNanos)), m);
+            waiting.put(done.submit(await.apply(m)), m);
         }
         RuntimeException failure = null;
         try {
