@@ -29,19 +29,19 @@ public interface LockServer extends AutoCloseable {
     void restart();
 
     /**
-     * Freezes every process of the server (every node), as {@code docker pause} does: the server's
+     * Stops every process of the server (every node), as SIGSTOP does: the server's
      * connections and listening sockets stay open, the kernel still completes TCP handshakes, and
      * nothing answers, until {@link #unpause()}. The contract's paused-server tests use it; their
      * server is left serving afterwards.
      *
      * <p>The default refuses: a server that the contract runs against overrides both methods (the
-     * kit's container fixtures with {@code docker pause}, a server in a child process with SIGSTOP).
+     * kit's container fixtures and a server in a child process, both with SIGSTOP and SIGCONT).
      *
      * @throws UnsupportedOperationException if this server cannot be paused
      */
     default void pause() {
         throw new UnsupportedOperationException(getClass().getName() + " cannot be paused: override LockServer.pause()"
-                + " and unpause() (docker pause of its containers, or SIGSTOP of its process) for the contract's"
+                + " and unpause() (SIGSTOP and SIGCONT of its processes) for the contract's"
                 + " paused-server tests");
     }
 

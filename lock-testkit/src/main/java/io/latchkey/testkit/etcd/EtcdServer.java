@@ -216,7 +216,7 @@ public final class EtcdServer implements LockServer {
         awaitHealthy(m);
     }
 
-    /** Freezes every member's container (docker pause): connections stay open and nothing answers. */
+    /** Stops every member's process (SIGSTOP): connections stay open and nothing answers. */
     @Override
     public void pause() {
         members.forEach(io.latchkey.testkit.fault.ContainerPause::pause);

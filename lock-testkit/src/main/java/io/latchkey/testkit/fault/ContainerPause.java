@@ -1,36 +1,56 @@
 package io.latchkey.testkit.fault;
 
+import java.io.IOException;
+
+import org.testcontainers.containers.Container.ExecResult;
 import org.testcontainers.containers.GenericContainer;
 
 /**
- * Freezes and thaws a container's processes ({@code docker pause}, the cgroup freezer), for the
- * paused-server fault of {@link io.latchkey.testkit.LockServer#pause()}: connections and listening
- * sockets stay open and the kernel still completes handshakes, but no process of the server runs.
+ * Stops and continues a container's server processes, for the paused-server fault of
+ * {@link io.latchkey.testkit.LockServer#pause()}: connections and listening sockets stay open and the
+ * kernel still completes handshakes, but no process of the server runs.
  *
- * <p>Stateless and thread-safe.
+ * <p>Every process of the container except its PID 1 gets SIGSTOP, and later SIGCONT. PID 1 of each
+ * kit image is a small shell supervisor that only waits for the server (so that a restart keeps the
+ * container); a non-interactive shell is not woken by a stopped child, so it does not start a second
+ * server. The kit does not use {@code docker pause}: on a cgroup v1 host the freezer gives up when the
+ * container's tasks do not freeze within its retries, and on a loaded machine a pause then failed with
+ * "OCI runtime pause failed: unable to freeze". A signal always arrives.
+ *
+ * <p>Both calls are idempotent: stopping a stopped process and continuing a running one change
+ * nothing. Stateless and thread-safe.
  */
 public final class ContainerPause {
 
     private ContainerPause() {
     }
 
-    /** Pauses {@code container}; does nothing if it is paused already. */
+    /** Stops every process of {@code container} but its supervisor. */
     public static void pause(GenericContainer<?> container) {
-        if (!isPaused(container)) {
-            container.getDockerClient().pauseContainerCmd(container.getContainerId()).exec();
-        }
+        signal(container, "STOP");
     }
 
-    /** Unpauses {@code container}; does nothing if it is not paused. */
+    /** Continues every process of {@code container}. */
     public static void unpause(GenericContainer<?> container) {
-        if (isPaused(container)) {
-            container.getDockerClient().unpauseContainerCmd(container.getContainerId()).exec();
-        }
+        signal(container, "CONT");
     }
 
-    private static boolean isPaused(GenericContainer<?> container) {
-        Boolean paused = container.getDockerClient().inspectContainerCmd(container.getContainerId()).exec()
-                .getState().getPaused();
-        return Boolean.TRUE.equals(paused);
+    private static void signal(GenericContainer<?> container, String signal) {
+        // kill -1 reaches every process but PID 1 and the shell that sends it
+        ExecResult result;
+        try {
+            result = container.execInContainer("sh", "-c", "kill -" + signal + " -1");
+        } catch (IOException e) {
+            throw new IllegalStateException("could not send SIG" + signal + " into container "
+                    + container.getContainerName() + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted sending SIG" + signal + " into container "
+                    + container.getContainerName(), e);
+        }
+        if (result.getExitCode() != 0) {
+            throw new IllegalStateException("SIG" + signal + " into container " + container.getContainerName()
+                    + " failed (exit " + result.getExitCode() + "): " + result.getStderr().strip());
+        }
     }
 }

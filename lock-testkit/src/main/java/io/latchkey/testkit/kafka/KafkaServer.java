@@ -152,7 +152,7 @@ public final class KafkaServer implements LockServer {
                 .collect(Collectors.joining(","));
     }
 
-    /** Freezes the broker's container (docker pause); the kit's proxies in front of it keep accepting. */
+    /** Stops the broker's process (SIGSTOP); the kit's proxies in front of it keep accepting. */
     @Override
     public void pause() {
         io.latchkey.testkit.fault.ContainerPause.pause(node);

@@ -391,7 +391,7 @@ public final class RedisCluster implements LockServer {
         return n;
     }
 
-    /** Freezes every node (docker pause of the container): connections stay open and nothing answers. */
+    /** Stops every node (SIGSTOP of its processes): connections stay open and nothing answers. */
     @Override
     public void pause() {
         ContainerPause.pause(container);

@@ -132,7 +132,7 @@ public final class RedisServer implements LockServer {
         restartProcess(container, READY);
     }
 
-    /** Freezes every process of the server (docker pause): connections stay open and nothing answers. */
+    /** Stops every process of the server (SIGSTOP): connections stay open and nothing answers. */
     @Override
     public void pause() {
         io.latchkey.testkit.fault.ContainerPause.pause(container);

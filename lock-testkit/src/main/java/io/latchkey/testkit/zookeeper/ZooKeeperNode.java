@@ -71,7 +71,7 @@ final class ZooKeeperNode implements AutoCloseable {
         return name;
     }
 
-    /** Freezes the node's container (docker pause). */
+    /** Stops the node's server process (SIGSTOP, see ContainerPause). */
     void pause() {
         io.latchkey.testkit.fault.ContainerPause.pause(container);
     }

@@ -83,7 +83,7 @@ public final class ZooKeeperServer implements LockServer {
         throw new IllegalStateException("zookeeper did not serve again within a minute after a restart; log:\n" + node.logs());
     }
 
-    /** Freezes the server's container (docker pause): connections stay open and nothing answers. */
+    /** Stops the server's process (SIGSTOP): connections stay open and nothing answers. */
     @Override
     public void pause() {
         node.pause();
