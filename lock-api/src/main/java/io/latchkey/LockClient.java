@@ -2,6 +2,8 @@ package io.latchkey;
 
 import io.latchkey.internal.Connector;
 import java.net.URI;
+import java.util.Arrays;
+import java.util.Collection;
 
 /**
  * A connection to one lock backend, from which named {@link DistributedLock distributed locks} are taken.
@@ -104,6 +106,25 @@ public interface LockClient extends AutoCloseable {
      */
     default DistributedSemaphore semaphore(String name, int permits) {
         throw new UnsupportedOperationException(getClass().getName() + " does not offer semaphores");
+    }
+
+    /**
+     * Returns the locks of these names, to be taken together: all or none, in one global order, so that
+     * holders asking for the same names in different orders never deadlock; see {@link MultiLock}.
+     * Cheap: nothing is sent to the backend until a lease is requested.
+     *
+     * @param names one or more names, each by the rule of {@link #lock} and each once, in any order
+     * @throws IllegalArgumentException if there is no name, a name breaks the rule of names, or a name
+     *     is given twice; the message names it
+     * @throws IllegalStateException if this client is closed
+     */
+    default MultiLock multiLock(String... names) {
+        return multiLock(Arrays.asList(names));
+    }
+
+    /** {@link #multiLock(String...)} for names in a collection. */
+    default MultiLock multiLock(Collection<String> names) {
+        return Connector.multiLock(this, names);
     }
 
     /** The options this client runs with, after the URI's query was applied. */

@@ -2,11 +2,13 @@ package io.latchkey.internal;
 
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
+import io.latchkey.MultiLock;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockProviderFactory;
 import io.latchkey.spi.LockUri;
 import java.net.URI;
+import java.util.Collection;
 import java.util.Objects;
 
 /**
@@ -27,6 +29,11 @@ public final class Connector {
     /** {@link LockClient#checkSemaphore}: the rule of names and the range of permits. */
     public static void checkSemaphore(String name, int permits) {
         SharedSemaphores.checkSemaphore(name, permits);
+    }
+
+    /** {@link LockClient#multiLock(java.util.Collection)}: the names checked and put in their global order. */
+    public static MultiLock multiLock(LockClient client, Collection<String> names) {
+        return MultiLockHandle.of(client, names);
     }
 
     public static LockClient connect(URI uri, LockOptions options) {
