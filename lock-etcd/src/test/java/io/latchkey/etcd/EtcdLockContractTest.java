@@ -32,7 +32,12 @@ class EtcdLockContractTest extends FairOrderingContract<EtcdServer> {
 
     @Override
     protected void assertNothingLeftInBackend(Collection<String> lockNames) {
-        try (Client etcd = Client.builder().endpoints(server().endpoints().stream()
+        assertNoKeyLeft(server(), lockNames);
+    }
+
+    /** No key under the prefix of any of {@code lockNames} remains on {@code server}. */
+    static void assertNoKeyLeft(EtcdServer server, Collection<String> lockNames) {
+        try (Client etcd = Client.builder().endpoints(server.endpoints().stream()
                 .map(e -> URI.create("http://" + e.getHostString() + ":" + e.getPort())).collect(Collectors.toList()))
                 .build()) {
             for (String name : lockNames) {

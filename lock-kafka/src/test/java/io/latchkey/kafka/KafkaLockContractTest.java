@@ -33,13 +33,23 @@ class KafkaLockContractTest extends LockContract<KafkaServer> {
      */
     @Override
     protected LockOptions fuzzOptions() {
-        return options().toBuilder().backendOption(KafkaLockProvider.HEARTBEAT, "50ms").build();
+        return shortHeartbeat(options());
+    }
+
+    /** {@code options} with the 50 ms heartbeat on which a contract's many hand-overs run. */
+    static LockOptions shortHeartbeat(LockOptions options) {
+        return options.toBuilder().backendOption(KafkaLockProvider.HEARTBEAT, "50ms").build();
     }
 
     /** Kafka clients follow the broker's advertised listeners: cut them through a proxied listener. */
     @Override
     protected CuttableClient newCuttableClient() {
-        return server().cuttableClient(uri -> LockClient.connect(URI.create(uri), options()));
+        return cuttableClient(server(), options());
+    }
+
+    /** A client of {@code server} with {@code options}, cut through a proxied listener. */
+    static CuttableClient cuttableClient(KafkaServer server, LockOptions options) {
+        return server.cuttableClient(uri -> LockClient.connect(URI.create(uri), options));
     }
 
     /** Children of the randomized faults, too, reach the broker through a proxied listener, cut there. */
@@ -57,9 +67,14 @@ class KafkaLockContractTest extends LockContract<KafkaServer> {
     /** No member of the locks' consumer groups remains (a group may stay, empty, until the broker expires it). */
     @Override
     protected void assertNothingLeftInBackend(Collection<String> lockNames) {
+        assertNoMemberLeft(server(), lockNames);
+    }
+
+    /** No member of the consumer groups of {@code lockNames} remains on {@code server}. */
+    static void assertNoMemberLeft(KafkaServer server, Collection<String> lockNames) {
         List<String> groups = lockNames.stream().map(n -> TopicNames.topic(KafkaLockProvider.DEFAULT_PREFIX, n))
                 .collect(Collectors.toList());
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", server().bootstrapServers()))) {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", server.bootstrapServers()))) {
             Map<String, ConsumerGroupDescription> found = admin.describeConsumerGroups(groups).all().get(30, TimeUnit.SECONDS);
             found.forEach((group, d) -> assertThat(d.members()).as("members of consumer group %s", group).isEmpty());
         } catch (Exception e) {

@@ -26,10 +26,15 @@ class RedisLockContractTest extends LockContract<RedisServer> {
      */
     @Override
     protected void assertNothingLeftInBackend(Collection<String> lockNames) {
+        assertOnlyTokensLeft(server(), lockNames);
+    }
+
+    /** Of every key of {@code lockNames} on {@code server}, only each name's fencing counter remains. */
+    static void assertOnlyTokensLeft(RedisServer server, Collection<String> lockNames) {
         for (String name : lockNames) {
             String key = RedisLockBackend.DEFAULT_NAMESPACE + ":" + name;
             String glob = "*" + name.replaceAll("([*?\\[\\]\\\\])", "\\\\$1") + "*";
-            String found = server().cli(List.of(), "--scan", "--pattern", glob);
+            String found = server.cli(List.of(), "--scan", "--pattern", glob);
             assertThat(found.isEmpty() ? List.of() : List.of(found.split("\\R")))
                     .as("keys of lock '%s' left on the server after close", name)
                     .containsExactly(RedisKeys.tokenKey(key));

@@ -27,8 +27,13 @@ class ZooKeeperLockContractTest extends FairOrderingContract<ZooKeeperServer> {
     /** No lock node and no lock name's container node remains once the container manager has run. */
     @Override
     protected void assertNothingLeftInBackend(Collection<String> lockNames) {
-        try (CuratorFramework raw = ZooKeeperTestSupport.rawClient(server().connectString())) {
-            Awaitility.await("empty container nodes to be deleted").atMost(ZooKeeperTestSupport.containerReapBound(options().timeout()))
+        assertNoLockNodeLeft(server(), options().timeout(), lockNames);
+    }
+
+    /** No lock node and no container node of {@code lockNames} remains once the container manager has run. */
+    static void assertNoLockNodeLeft(ZooKeeperServer server, Duration timeout, Collection<String> lockNames) {
+        try (CuratorFramework raw = ZooKeeperTestSupport.rawClient(server.connectString())) {
+            Awaitility.await("empty container nodes to be deleted").atMost(ZooKeeperTestSupport.containerReapBound(timeout))
                     .pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
                         for (String name : lockNames) {
                             String path = LockPaths.DEFAULT_BASE + "/" + LockPaths.nodeName(name);

@@ -16,6 +16,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 /**
  * A lock holder in a child JVM ({@link ChildHolderMain}), launched with the test's class path, that the
@@ -135,6 +136,17 @@ public final class ChildHolder implements AutoCloseable {
      */
     public Reply acquirePermit(String name, int permits, Duration wait, Duration bound) {
         return request("acquire-permit " + wait.toMillis() + " " + permits + " " + URLEncoder.encode(name, StandardCharsets.UTF_8),
+                bound);
+    }
+
+    /**
+     * Asks the child to take the multi-lock of {@code names}, waiting at most {@code wait}; answers within
+     * {@code bound}: {@code acquired <token>,<token>...} (in the multi-lock's name order) or {@code empty}.
+     * The child then holds it as it holds a lock's lease ({@code await-lost}, {@code release}).
+     */
+    public Reply acquireMulti(List<String> names, Duration wait, Duration bound) {
+        return request("acquire-multi " + wait.toMillis() + " " + names.stream()
+                .map(n -> URLEncoder.encode(n, StandardCharsets.UTF_8)).collect(Collectors.joining(" ")),
                 bound);
     }
 

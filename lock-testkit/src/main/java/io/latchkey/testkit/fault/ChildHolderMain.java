@@ -2,13 +2,17 @@ package io.latchkey.testkit.fault;
 
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
+import io.latchkey.MultiLease;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 /**
  * The main class of a lock holder in a child JVM, driven by {@link ChildHolder} over its standard
@@ -17,12 +21,14 @@ import java.util.Optional;
  * <p>Argument: the connection URI, with the options in its query. Commands: {@code acquire <waitMillis>
  * <url-encoded name>}, {@code announced-acquire <waitMillis> <url-encoded name>} (the same, first answering
  * {@code trying} once the call waits for the backend), {@code acquire-permit <waitMillis> <permits> <url-encoded name>} (a permit of a
- * semaphore, then held like a lock's lease), {@code check-then-write}, {@code await-lost <millis>}, {@code release},
+ * semaphore, then held like a lock's lease), {@code acquire-multi <waitMillis> <url-encoded name>...} (a multi-lock,
+ * held like a lease for {@code await-lost} and {@code release}), {@code check-then-write}, {@code await-lost <millis>}, {@code release},
  * {@code clock} (answers {@code clock <nanoTime>}, so that the parent can place this JVM's clock on its own),
  * {@code contend <seed> <maxHoldMillis> <checkMillis> <waitMillis> <url-encoded name>} and {@code stop-contending}
  * (a loop of acquires on a thread of its own, see {@link Contention}), {@code exit}. Answers are lines that
  * start with {@value #PREFIX}, so that anything else a library prints to standard output is ignored:
- * {@code ready}, {@code acquired <token>} ({@code acquired <token> <slot>} for a permit), {@code empty}, {@code valid <lost>} or {@code invalid <lost>}
+ * {@code ready}, {@code acquired <token>} ({@code acquired <token> <slot>} for a permit, {@code acquired <token>,<token>...}
+ * for a multi-lock, in its name order), {@code empty}, {@code valid <lost>} or {@code invalid <lost>}
  * followed by {@code write <token>}, {@code lost <true|false>}, {@code released}, {@code error <message>}.
  *
  * <p>{@code check-then-write} is what a holder does before touching the protected resource: it checks
@@ -55,6 +61,7 @@ public final class ChildHolderMain {
         out.println(PREFIX + "ready");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         Lease lease = null;
+        MultiLease multi = null;
         Contention contention = null;
         String line;
         while ((line = in.readLine()) != null) {
@@ -79,6 +86,16 @@ public final class ChildHolderMain {
                         lease = permit.orElse(null);
                         out.println(PREFIX + permit.map(p -> "acquired " + p.fencingToken() + " " + p.slot()).orElse("empty"));
                         break;
+                    case "acquire-multi":
+                        List<String> names = Arrays.stream(parts[2].split(" "))
+                                .map(n -> URLDecoder.decode(n, StandardCharsets.UTF_8)).toList();
+                        Optional<MultiLease> all = client.multiLock(names)
+                                .tryLock(Duration.ofMillis(Long.parseLong(parts[1])));
+                        multi = all.orElse(null);
+                        out.println(PREFIX + all.map(m -> "acquired " + m.leases().stream()
+                                .map(l -> Long.toString(l.fencingToken())).collect(Collectors.joining(",")))
+                                .orElse("empty"));
+                        break;
                     case "check-then-write":
                         boolean valid = lease.isValid();
                         boolean lost = lease.lost().toCompletableFuture().isDone();
@@ -88,7 +105,7 @@ public final class ChildHolderMain {
                     case "await-lost":
                         boolean done;
                         try {
-                            lease.lost().toCompletableFuture().get(Long.parseLong(parts[1]),
+                            (multi != null ? multi.lost() : lease.lost()).toCompletableFuture().get(Long.parseLong(parts[1]),
                                     java.util.concurrent.TimeUnit.MILLISECONDS);
                             done = true;
                         } catch (java.util.concurrent.TimeoutException e) {
@@ -97,8 +114,9 @@ public final class ChildHolderMain {
                         out.println(PREFIX + "lost " + done);
                         break;
                     case "release":
-                        Lease held = lease;
+                        AutoCloseable held = multi != null ? multi : lease;
                         lease = null;
+                        multi = null;
                         held.close();
                         out.println(PREFIX + "released");
                         break;
