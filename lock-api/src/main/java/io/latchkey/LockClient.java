@@ -4,6 +4,7 @@ import io.latchkey.internal.Connector;
 import java.net.URI;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.List;
 
 /**
  * A connection to one lock backend, from which named {@link DistributedLock distributed locks} are taken.
@@ -81,6 +82,17 @@ public interface LockClient extends AutoCloseable {
      */
     static void checkSemaphore(String name, int permits) {
         Connector.checkSemaphore(name, permits);
+    }
+
+    /**
+     * Checks the names of a multi-lock, without connecting: the rule of {@link #multiLock(String...)}.
+     *
+     * @return the names in the order a multi-lock takes them
+     * @throws IllegalArgumentException if there is no name, a name breaks the rule of names, or a name
+     *     is given twice; the message names it
+     */
+    static List<String> checkMultiLock(Collection<String> names) {
+        return Connector.checkMultiLock(names);
     }
 
     /**

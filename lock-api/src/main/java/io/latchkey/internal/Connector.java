@@ -9,6 +9,7 @@ import io.latchkey.spi.LockProviderFactory;
 import io.latchkey.spi.LockUri;
 import java.net.URI;
 import java.util.Collection;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -29,6 +30,11 @@ public final class Connector {
     /** {@link LockClient#checkSemaphore}: the rule of names and the range of permits. */
     public static void checkSemaphore(String name, int permits) {
         SharedSemaphores.checkSemaphore(name, permits);
+    }
+
+    /** {@link LockClient#checkMultiLock}: each name by the rule, each once; in the order they are taken. */
+    public static List<String> checkMultiLock(Collection<String> names) {
+        return MultiLockHandle.checkNames(names);
     }
 
     /** {@link LockClient#multiLock(java.util.Collection)}: the names checked and put in their global order. */

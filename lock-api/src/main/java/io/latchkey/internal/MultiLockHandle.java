@@ -32,6 +32,12 @@ record MultiLockHandle(LockClient client, List<String> names, List<DistributedLo
     /** Checks the names, each once, and orders them; takes the client's lock handles (which checks it is open). */
     static MultiLockHandle of(LockClient client, Collection<String> names) {
         Objects.requireNonNull(client, "client");
+        List<String> ordered = checkNames(names);
+        return new MultiLockHandle(client, ordered, ordered.stream().map(client::lock).toList());
+    }
+
+    /** Each name by the rule of names and once; returns them in the order they are taken. */
+    static List<String> checkNames(Collection<String> names) {
         Objects.requireNonNull(names, "names");
         if (names.isEmpty()) {
             throw new IllegalArgumentException("a multi-lock needs at least one lock name, and none was given");
@@ -44,8 +50,7 @@ record MultiLockHandle(LockClient client, List<String> names, List<DistributedLo
                         + "' twice; give each name once");
             }
         }
-        List<String> ordered = List.copyOf(sorted);
-        return new MultiLockHandle(client, ordered, ordered.stream().map(client::lock).toList());
+        return List.copyOf(sorted);
     }
 
     @Override

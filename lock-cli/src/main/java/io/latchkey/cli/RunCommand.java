@@ -3,11 +3,11 @@ package io.latchkey.cli;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockException;
-import io.latchkey.SemaphoreLease;
 import io.latchkey.spi.LockUri;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -44,10 +44,14 @@ import sun.misc.Signal;
  * number above one is refused naming both (exit 2); a run with {@code --permits 1} does not exclude
  * the semaphore's holders.
  *
+ * <p>Several names before the {@code --} run the command under the locks of all of them, a multi-lock
+ * taken all or none ({@link RunTarget}); the guarantees hold for the whole, which is lost with the
+ * first of its locks. {@code --permits} takes one name.
+ *
  * <p>One instance per invocation, used by the main thread and the signal and loss threads.
  */
 @Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false,
-        customSynopsis = "latchkey run [OPTIONS] NAME -- COMMAND [ARGS...]",
+        customSynopsis = "latchkey run [OPTIONS] NAME [NAME...] -- COMMAND [ARGS...]",
         description = {"Run COMMAND while holding the lock NAME; release it when COMMAND ends.",
             "",
             "COMMAND inherits stdin, stdout and stderr and gets LATCHKEY_LOCK, LATCHKEY_FENCING_TOKEN and"
@@ -56,23 +60,29 @@ import sun.misc.Signal;
                 + " SIGHUP end a wait at once, and are forwarded to COMMAND while it runs.",
             "",
             "With --permits N (above 1), up to N runs of NAME go at once: each holds one permit of the semaphore"
-                + " NAME and gets LATCHKEY_PERMIT_SLOT (0 to N-1) and LATCHKEY_PERMITS; its fencing token is per slot."},
+                + " NAME and gets LATCHKEY_PERMIT_SLOT (0 to N-1) and LATCHKEY_PERMITS; its fencing token is per slot.",
+            "",
+            "With several names before the '--', COMMAND runs holding all their locks, taken all or none in one"
+                + " order whatever order they are given in; it gets LATCHKEY_LOCKS (how many), and LATCHKEY_LOCK_i and"
+                + " LATCHKEY_FENCING_TOKEN_i for i from 1, in that order, instead of LATCHKEY_LOCK and LATCHKEY_FENCING_TOKEN."},
         footerHeading = "%nExamples:%n",
         footer = {"  latchkey run --uri zookeeper://zk1:2181/latchkey report:nightly -- ./report.sh",
             "  export LATCHKEY_URI='redis://localhost:6379?lease=15s'",
             "  latchkey run --wait 30s etl -- spark-submit job.py",
             "  latchkey run --permits 3 --wait 10m spark:warehouse -- spark-submit load.py",
+            "  latchkey run --wait 5m table:orders table:customers -- ./rewrite-both.sh",
             "",
             "Exit status: COMMAND's own; 128+N if it died of signal N; 75 (--conflict-exit-code)",
             "if the lock is held; 70 if the lease was lost; 127 command not found; 126 not",
             "executable; 69 backend unreachable; 2 bad input; 128+N if signal N ended the wait."})
 final class RunCommand implements Callable<Integer> {
 
-    @Parameters(index = "0", paramLabel = "NAME", description = "The lock's name, for example report:nightly.")
+    @Parameters(index = "0", paramLabel = "NAME", description = "The lock's name, for example report:nightly;"
+            + " several names before the '--' hold all their locks at once.")
     String name;
 
     @Parameters(index = "1..*", arity = "0..*", paramLabel = "COMMAND",
-            description = "The command and its arguments, after a '--'.")
+            description = "Further lock names, then '--', the command and its arguments.")
     List<String> command;
 
     @Option(names = "--uri", paramLabel = "URI",
@@ -108,6 +118,7 @@ final class RunCommand implements Callable<Integer> {
     private Set<ProcessHandle> lostTree;   // guarded by guard, set with lost
     private ScheduledFuture<?> killTask;   // guarded by guard, set with lost
     private boolean verbose;
+    private RunTarget target;      // set by checkCommand, first thing in call()
 
     @Override
     public Integer call() {
@@ -148,8 +159,7 @@ final class RunCommand implements Callable<Integer> {
             if (verbose) {
                 err.println("latchkey: waiting up to " + DurationConverter.format(wait) + " for " + subject());
             }
-            maybe = permits == 1 ? client.lock(name).tryLock(wait)
-                    : client.semaphore(name, permits).tryAcquire(wait).map(Lease.class::cast);
+            maybe = target.acquire(client, wait);
         } catch (InterruptedException e) {
             Integer stopped = stoppedWhileWaiting();
             return stopped != null ? stopped : ExitCodes.FAILURE;
@@ -170,9 +180,7 @@ final class RunCommand implements Callable<Integer> {
             if (stopped != null) {
                 return stopped;
             }
-            err.println("latchkey: " + (permits == 1 ? subject() + " is held by someone else"
-                    : "all " + permits + " permits of " + subject() + " are held by others")
-                    + "; gave up after waiting " + DurationConverter.format(wait) + " (use --wait to wait longer)");
+            err.println("latchkey: " + target.heldByOthers() + "; gave up after waiting " + DurationConverter.format(wait) + " (use --wait to wait longer)");
             return conflictExitCode;
         }
         Lease lease = maybe.get();
@@ -194,18 +202,11 @@ final class RunCommand implements Callable<Integer> {
 
     private int runUnder(Lease lease) {
         if (verbose) {
-            err.println("latchkey: acquired " + (lease instanceof SemaphoreLease permit ? "slot " + permit.slot() + " of " : "")
-                    + subject() + " with fencing token " + lease.fencingToken()
-                    + ", valid for " + lease.remaining().toMillis() + " ms unless renewed");
+            err.println("latchkey: acquired " + target.acquired(lease) + ", valid for " + lease.remaining().toMillis() + " ms unless renewed");
         }
         ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
-        pb.environment().put("LATCHKEY_LOCK", name);
-        pb.environment().put("LATCHKEY_FENCING_TOKEN", Long.toString(lease.fencingToken()));
+        target.describe(lease, pb.environment());
         pb.environment().put(Backends.URI_VARIABLE, LockUri.redact(Backends.chosen(uri)));
-        if (lease instanceof SemaphoreLease permit) {
-            pb.environment().put("LATCHKEY_PERMITS", Integer.toString(permit.permits()));
-            pb.environment().put("LATCHKEY_PERMIT_SLOT", Integer.toString(permit.slot()));
-        }
         // The watchdog starts before the command, so that no kill -9 of this JVM can fall between the
         // command's start and its guard's; it learns the command's pid from the first line of its pipe.
         Process watchdog = watchdog();
@@ -422,40 +423,41 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    /** {@code lock 'NAME'}, or {@code semaphore 'NAME'} with {@code --permits} above one: what messages speak of. */
+    /** What messages speak of: {@code lock 'a'}, {@code semaphore 'a'} or {@code locks 'a', 'b'}. */
     private String subject() {
-        return (permits == 1 ? "lock '" : "semaphore '") + name + "'";
+        return target.subject();
     }
 
     /** Bad names and permits are usage errors found before any backend is reached, not backend failures. */
     private void checkNameAndPermits() {
         try {
-            if (permits == 1) {
-                LockClient.checkName(name);
-            } else {
-                LockClient.checkSemaphore(name, permits);
-            }
+            target.check();
         } catch (IllegalArgumentException e) {
-            throw new CliException(ExitCodes.USAGE, e.getMessage() + (permits == 1 ? "" : " (--permits)"));
+            throw new CliException(ExitCodes.USAGE, e.getMessage());
         }
     }
 
-    /** The command must follow a {@code --}, so that its own options are never taken for ours. */
+    /**
+     * Splits the words after the options at the {@code --}: the lock names before it, the command after
+     * it, so that the command's own options are never taken for ours.
+     */
     private void checkCommand() {
         List<String> args = spec.commandLine().getParseResult().originalArgs();
         int dash = args.indexOf("--");
-        String usage = "write it as: latchkey run [options] NAME -- COMMAND [ARGS...]";
+        String usage = "write it as: latchkey run [options] NAME [NAME...] -- COMMAND [ARGS...]";
+        List<String> words = command == null ? List.of() : command;
         if (dash < 0) {
+            target = new RunTarget(List.of(name), permits);
             throw new CliException(ExitCodes.USAGE, "missing '--' before the command to run under " + subject() + "; "
                     + usage);
         }
-        int after = args.size() - dash - 1;
-        if (after == 0 || command == null || command.isEmpty()) {
+        int moreNames = Math.max(0, words.size() - (args.size() - dash - 1));
+        List<String> names = new ArrayList<>(List.of(name));
+        names.addAll(words.subList(0, moreNames));
+        target = new RunTarget(names, permits);
+        command = List.copyOf(words.subList(moreNames, words.size()));
+        if (command.isEmpty()) {
             throw new CliException(ExitCodes.USAGE, "missing command after '--' for " + subject() + "; " + usage);
-        }
-        if (command.size() != after) {
-            throw new CliException(ExitCodes.USAGE, "the '--' must come right after the lock name '" + name
-                    + "', before the command; " + usage);
         }
     }
 }

@@ -33,7 +33,7 @@ class CommandLineTest {
         assertThat(help.stdout()).contains("run", "demo", "server", "generate-completion", "Exit status");
         Cli helpRun = Cli.start(dir, "help", "run");
         assertThat(helpRun.await(BOUND)).isZero();
-        assertThat(helpRun.stdout()).contains("NAME -- COMMAND", "--wait", "--kill-grace", "--conflict-exit-code");
+        assertThat(helpRun.stdout()).contains("NAME [NAME...] -- COMMAND", "--wait", "--kill-grace", "--conflict-exit-code");
         Cli version = Cli.start(dir, "--version");
         assertThat(version.await(BOUND)).isZero();
         assertThat(version.stdout()).startsWith("latchkey ").doesNotContain("unknown");
@@ -108,6 +108,10 @@ class CommandLineTest {
                 "must not contain control characters: U+0007");
         assertUsage(Cli.start(dir, "run", "--uri", "redis://127.0.0.1:1?timeout=1s", "--permits", "0", "job", "--", "true"),
                 "semaphore 'job' must have 1 to 1000 permits, got 0");
+        assertUsage(Cli.start(dir, "run", "--uri", "redis://127.0.0.1:1?timeout=1s", "--permits", "2", "a", "b", "--", "true"),
+                "--permits 2 takes one semaphore name, and 2 were given ('a', 'b')");
+        assertUsage(Cli.start(dir, "run", "--uri", "redis://127.0.0.1:1?timeout=1s", "a", "b", "a", "--", "true"),
+                "names lock 'a' twice");
     }
 
     @Test

@@ -307,6 +307,42 @@ abstract class RunCommandContract {
     }
 
     @Test
+    @DisplayName("several names hold all their locks: the command gets each name and token, a run of any of them conflicts, the end frees all")
+    void severalNamesHoldEveryLock() throws Exception {
+        List<String> names = List.of(lockName(), lockName());
+        List<String> taken = names.stream().sorted().toList();
+        Path env = dir.resolve("multi-env");
+        Cli holder = run(uri(), List.of(names.get(1), names.get(0)), List.of(), "sh", "-c",
+                "printf '%s\\n%s\\n%s\\n%s\\n%s\\n%s\\n' \"$LATCHKEY_LOCKS\" \"$LATCHKEY_LOCK_1\" \"$LATCHKEY_FENCING_TOKEN_1\""
+                        + " \"$LATCHKEY_LOCK_2\" \"$LATCHKEY_FENCING_TOKEN_2\" \"${LATCHKEY_LOCK-unset}\" > '" + env + ".tmp';"
+                        + " mv '" + env + ".tmp' '" + env + "'; exec sleep 300");
+        Cli.awaitTrue(bound(), "the run holds both locks", () -> Files.exists(env), List.of(holder));
+        List<String> lines = Files.readAllLines(env);
+        assertThat(lines.get(0)).isEqualTo("2");
+        assertThat(List.of(lines.get(1), lines.get(3))).as("the names, in the order taken").isEqualTo(taken);
+        // a token, not necessarily positive: Kafka's is an offset in its token topic, from 0
+        assertThat(Long.parseLong(lines.get(2))).isNotNegative();
+        assertThat(Long.parseLong(lines.get(4))).isNotNegative();
+        assertThat(lines.get(5)).as("LATCHKEY_LOCK of a run of several names").isEqualTo("unset");
+
+        for (String name : names) {
+            Cli one = run(uri(), name, "true");
+            one.assertExits(bound(), ExitCodes.CONFLICT);
+            assertThat(one.stderr()).contains("lock '" + name + "' is held by someone else");
+        }
+        Cli both = run(uri(), names, List.of("--wait", "1s"), "true");
+        both.assertExits(Duration.ofSeconds(1).plus(bound()), ExitCodes.CONFLICT);
+        assertThat(both.stderr()).contains("one of the locks '" + taken.get(0) + "', '" + taken.get(1) + "' is held");
+
+        holder.signal("TERM");
+        holder.assertExits(bound(), 128 + 15);
+        for (String name : names) {
+            assertThat(run(uri(), name, "true").await(bound())).as("a run of %s after the multi-name run ended", name)
+                    .isZero();
+        }
+    }
+
+    @Test
     @DisplayName("a command that does not exist exits 127 and leaves the lock free")
     void missingCommand() throws Exception {
         String name = lockName();
@@ -364,9 +400,13 @@ abstract class RunCommandContract {
     }
 
     Cli run(String uri, String name, List<String> options, String... command) {
+        return run(uri, List.of(name), options, command);
+    }
+
+    Cli run(String uri, List<String> names, List<String> options, String... command) {
         List<String> args = new ArrayList<>(List.of("run", "--uri", uri));
         args.addAll(options);
-        args.add(name);
+        args.addAll(names);
         args.add("--");
         args.addAll(List.of(command));
         Cli cli = Cli.start(dir, Map.of(), args.toArray(String[]::new));
