@@ -1,7 +1,7 @@
 /**
  * Latchkey's public API: {@link io.latchkey.LockClient}, {@link io.latchkey.DistributedLock},
  * {@link io.latchkey.Lease}, {@link io.latchkey.DistributedSemaphore} and its
- * {@link io.latchkey.SemaphoreLease}, {@link io.latchkey.LockOptions} and the exceptions. It names no backend
+ * {@link io.latchkey.SemaphoreLease}, {@link io.latchkey.MultiLock} and its {@link io.latchkey.MultiLease}, {@link io.latchkey.LockOptions} and the exceptions. It names no backend
  * type; the backend is chosen by the artifact on the class path and the URI's scheme. What every
  * backend promises, rule by rule, is the contract: {@code docs/contract.md} in the repository.
  *
@@ -31,6 +31,11 @@
  *       {@code tryAcquire} takes another permit; a different number of permits for a name in use is an
  *       {@link IllegalArgumentException} naming both; at most 1000 permits; a backend without them
  *       refuses {@code semaphore()} with an {@link UnsupportedOperationException} naming it.</li>
+ *   <li>Multi-locks ({@link io.latchkey.LockClient#multiLock(String...)}) are the client's ordinary
+ *       locks taken in the order of {@link String#compareTo}, so every backend has them and their
+ *       events are the locks'; a name given twice is refused, not merged; a lost lock invalidates the
+ *       whole, and the others stay held until the multi-lease is closed, as a lost lock's lease stays
+ *       open until closed; a thread's own lease of a name nests, as any {@code tryLock} does.</li>
  * </ul>
  */
 package io.latchkey;
