@@ -121,6 +121,21 @@ public interface LockClient extends AutoCloseable {
     }
 
     /**
+     * Returns the read-write lock with this name: readers share it, a writer excludes everyone; see
+     * {@link DistributedReadWriteLock}. Cheap: nothing is sent to the backend until a lease is requested.
+     *
+     * @param name any non-empty string of at most 255 characters without control characters, as for
+     *     {@link #lock}; a read-write lock and a lock or semaphore of the same name are independent
+     * @throws IllegalArgumentException if the name breaks the rule of names
+     * @throws UnsupportedOperationException if the backend does not offer read-write locks; the message
+     *     names it and says why
+     * @throws IllegalStateException if this client is closed
+     */
+    default DistributedReadWriteLock readWriteLock(String name) {
+        throw new UnsupportedOperationException(getClass().getName() + " does not offer read-write locks");
+    }
+
+    /**
      * Returns the locks of these names, to be taken together: all or none, in one global order, so that
      * holders asking for the same names in different orders never deadlock; see {@link MultiLock}.
      * Cheap: nothing is sent to the backend until a lease is requested.

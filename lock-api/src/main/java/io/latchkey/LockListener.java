@@ -46,12 +46,21 @@ public interface LockListener {
             /** A {@link DistributedLock}'s grant. */
             LOCK,
             /** One permit of a {@link DistributedSemaphore}. */
-            PERMIT
+            PERMIT,
+            /** A reader's grant of a {@link DistributedReadWriteLock}. */
+            READ,
+            /** A writer's grant of a {@link DistributedReadWriteLock}. */
+            WRITE
         }
 
         /** The events of lock {@code name}. */
         public static Target lock(String name) {
             return new Target(Kind.LOCK, name, -1, 0);
+        }
+
+        /** The events of read-write lock {@code name}'s reader ({@code write} false) or writer. */
+        public static Target mode(String name, boolean write) {
+            return new Target(write ? Kind.WRITE : Kind.READ, name, -1, 0);
         }
 
         /** A permit of semaphore {@code name} of {@code permits} permits, not (yet) granted: no slot. */
@@ -64,13 +73,18 @@ public interface LockListener {
             return new Target(kind, name, slot, permits);
         }
 
-        /** As messages name it: {@code lock 'x'}, {@code permit 2 of semaphore 'x'} or {@code a permit of semaphore 'x'}. */
+        /**
+         * As messages name it: {@code lock 'x'}, {@code permit 2 of semaphore 'x'}, {@code a permit of
+         * semaphore 'x'}, {@code read lock 'x'} or {@code write lock 'x'}.
+         */
         @Override
         public String toString() {
-            if (kind == Kind.LOCK) {
-                return "lock '" + name + "'";
-            }
-            return (slot < 0 ? "a permit" : "permit " + slot) + " of semaphore '" + name + "'";
+            return switch (kind) {
+                case LOCK -> "lock '" + name + "'";
+                case READ -> "read lock '" + name + "'";
+                case WRITE -> "write lock '" + name + "'";
+                case PERMIT -> (slot < 0 ? "a permit" : "permit " + slot) + " of semaphore '" + name + "'";
+            };
         }
     }
 

@@ -1,7 +1,6 @@
 package io.latchkey.internal;
 
 import io.latchkey.LockBackendUnavailableException;
-import io.latchkey.LockListener.Target;
 import io.latchkey.spi.BackendLease;
 import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
@@ -18,11 +17,12 @@ final class Grant extends BackendGrant {
     volatile boolean skipAtLeast;
     volatile boolean lingering;
     volatile ScheduledFuture<?> lingerEnd;
-    int holds; // guarded by local
+    int holds; // guarded by local; every lease, the reads nested in a write grant among them
+    int readHolds; // guarded by local; the read leases nested in this write grant
     boolean ended; // guarded by local
 
     Grant(SharedLockClient client, LocalLock local, BackendLease backendLease, Validity validity) {
-        super(client, Target.lock(local.name), backendLease, validity);
+        super(client, local.target, backendLease, validity);
         this.local = local;
     }
 
@@ -31,16 +31,25 @@ final class Grant extends BackendGrant {
         end();
     }
 
-    /** Called holding the local lock, by the owning thread. */
-    SharedLease nest() {
+    /**
+     * Called holding the local lock, by the owning thread: a lease nested in this grant; {@code read}
+     * for a read lease nested in a write grant.
+     */
+    SharedLease nest(boolean read) {
         validity.ensureValidForNesting();
         holds++;
-        return new SharedLease(this, false);
+        if (read) {
+            readHolds++;
+        }
+        return new SharedLease(this, false, read);
     }
 
-    void leaseClosed() {
+    void leaseClosed(boolean read) {
         boolean last;
         synchronized (local) {
+            if (read && !ended) {
+                readHolds--;
+            }
             last = !ended && --holds == 0;
         }
         if (last) {

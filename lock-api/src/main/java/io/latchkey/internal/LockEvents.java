@@ -111,7 +111,11 @@ final class LockEvents {
     }
 
     private static String noun(Target target) {
-        return target.kind() == Target.Kind.LOCK ? "lock" : "semaphore";
+        return switch (target.kind()) {
+            case LOCK -> "lock";
+            case PERMIT -> "semaphore";
+            case READ, WRITE -> "read-write lock";
+        };
     }
 
     /** Accepts no more events; those queued (the close's own among them) are still delivered. */

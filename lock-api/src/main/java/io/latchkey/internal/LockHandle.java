@@ -3,8 +3,10 @@ package io.latchkey.internal;
 import io.latchkey.DistributedLock;
 import io.latchkey.Lease;
 import io.latchkey.LockCallable;
+import io.latchkey.LockListener.Target.Kind;
 import io.latchkey.LockRequest;
 import io.latchkey.LockResult;
+import io.latchkey.internal.LocalLock.ModeKey;
 import io.latchkey.spi.Deadline;
 import java.time.Duration;
 import java.util.Objects;
@@ -13,12 +15,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 
-/** The application's handle on one lock name; equal to another of the same client and name. */
-record LockHandle(SharedLockClient client, String name) implements DistributedLock {
+/**
+ * The application's handle on one lock name, or on one mode of a read-write lock ({@code kind}
+ * {@code READ} or {@code WRITE}); equal to another of the same client, name and kind.
+ */
+record LockHandle(SharedLockClient client, String name, Kind kind) implements DistributedLock {
 
     @Override
     public Optional<Lease> tryLock(Duration wait) throws InterruptedException {
-        return client.acquire(name, SharedLockClient.deadlineAfter(name, wait), true, null);
+        return client.acquire(name, kind, SharedLockClient.deadlineAfter(name, wait), true, null);
     }
 
     @Override
@@ -28,14 +33,14 @@ record LockHandle(SharedLockClient client, String name) implements DistributedLo
             throw new IllegalArgumentException("a slot applies to runLocked and callLocked only, not to tryLock of lock '"
                     + name + "': " + request);
         }
-        return client.acquire(name, SharedLockClient.deadlineAfter(name, request.waitTime()), true, request);
+        return client.acquire(name, kind, SharedLockClient.deadlineAfter(name, request.waitTime()), true, request);
     }
 
     @Override
     public <T> LockResult<T> callLocked(LockRequest request, LockCallable<T> task) throws InterruptedException {
         Objects.requireNonNull(request, "request");
         Objects.requireNonNull(task, "task");
-        Optional<Lease> maybe = client.acquire(name, SharedLockClient.deadlineAfter(name, request.waitTime()), true, request);
+        Optional<Lease> maybe = client.acquire(name, kind, SharedLockClient.deadlineAfter(name, request.waitTime()), true, request);
         if (maybe.isEmpty()) {
             return LockResults.notAcquired();
         }
@@ -49,35 +54,73 @@ record LockHandle(SharedLockClient client, String name) implements DistributedLo
 
     @Override
     public boolean isHeldByCurrentThread() {
-        Grant grant = grantOf(true);
-        return grant != null && grant.validity.isValid();
+        return holdCount() > 0 && validHeld(true);
     }
 
     @Override
     public int holdCount() {
-        LocalLock local = client.localOf(name);
+        Thread me = Thread.currentThread();
+        if (kind == Kind.LOCK) {
+            return ownHolds(client.localOf(name), me, false);
+        }
+        LocalLock writers = client.localAt(new ModeKey(name, true, null));
+        if (kind == Kind.WRITE) {
+            return ownHolds(writers, me, false);
+        }
+        return ownHolds(client.localAt(new ModeKey(name, false, me)), me, false) + ownHolds(writers, me, true);
+    }
+
+    /** The leases of {@code local}'s grant that {@code me} holds: its read leases nested in a write grant if {@code read}. */
+    private static int ownHolds(LocalLock local, Thread me, boolean read) {
         if (local == null) {
             return 0;
         }
         synchronized (local) {
-            return local.grant != null && local.owner == Thread.currentThread() ? local.grant.holds : 0;
+            if (local.grant == null || local.owner != me) {
+                return 0;
+            }
+            return read ? local.grant.readHolds : local.grant.holds - local.grant.readHolds;
         }
     }
 
     @Override
     public boolean isHeldByThisClient() {
-        Grant grant = grantOf(false);
-        return grant != null && grant.validity.isValid();
+        return validHeld(false);
     }
 
-    private Grant grantOf(boolean ownedByCurrentThread) {
-        LocalLock local = client.localOf(name);
+    /** Whether a grant of this handle's kind, of the current thread only if {@code ownThread}, is held and valid. */
+    private boolean validHeld(boolean ownThread) {
+        Thread me = Thread.currentThread();
+        if (kind == Kind.LOCK) {
+            return valid(client.localOf(name), me, ownThread, false);
+        }
+        LocalLock writers = client.localAt(new ModeKey(name, true, null));
+        if (kind == Kind.WRITE) {
+            return valid(writers, me, ownThread, false);
+        }
+        if (valid(writers, me, ownThread, true)) {
+            return true;
+        }
+        if (ownThread) {
+            return valid(client.localAt(new ModeKey(name, false, me)), me, true, false);
+        }
+        return client.readersOf(name).stream().anyMatch(l -> valid(l, me, false, false));
+    }
+
+    /** Whether {@code local} has a valid grant with a lease of the asked mode in it (a nested read if {@code read}). */
+    private static boolean valid(LocalLock local, Thread me, boolean ownThread, boolean read) {
         if (local == null) {
-            return null;
+            return false;
         }
+        Grant grant;
         synchronized (local) {
-            return !ownedByCurrentThread || local.owner == Thread.currentThread() ? local.grant : null;
+            grant = local.grant;
+            if (grant == null || ownThread && local.owner != me
+                    || (read ? grant.readHolds == 0 : grant.holds == grant.readHolds)) {
+                return false;
+            }
         }
+        return grant.validity.isValid();
     }
 
     @Override
@@ -89,7 +132,7 @@ record LockHandle(SharedLockClient client, String name) implements DistributedLo
         try {
             task = client.workers().submit(() -> {
                 try {
-                    Optional<Lease> lease = client.acquire(name, deadline, false, null);
+                    Optional<Lease> lease = client.acquire(name, kind, deadline, false, null);
                     if (!result.complete(lease)) {
                         lease.ifPresent(Lease::close); // cancelled meanwhile: nobody will close it
                     }
@@ -112,6 +155,7 @@ record LockHandle(SharedLockClient client, String name) implements DistributedLo
 
     @Override
     public String toString() {
-        return "DistributedLock{'" + name + "' on " + client.backendName() + '}';
+        String what = kind == Kind.LOCK ? "" : kind == Kind.READ ? "read " : "write ";
+        return "DistributedLock{" + what + "'" + name + "' on " + client.backendName() + '}';
     }
 }

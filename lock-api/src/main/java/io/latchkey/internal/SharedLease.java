@@ -9,11 +9,18 @@ final class SharedLease implements Lease {
     final Grant grant;
     /** Whether this lease started its grant (rather than nesting in one). */
     final boolean fresh;
+    /** Whether this is a read lease nested in a write grant. */
+    private final boolean nestedRead;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     SharedLease(Grant grant, boolean fresh) {
+        this(grant, fresh, false);
+    }
+
+    SharedLease(Grant grant, boolean fresh, boolean nestedRead) {
         this.grant = grant;
         this.fresh = fresh;
+        this.nestedRead = nestedRead;
     }
 
     @Override
@@ -34,7 +41,7 @@ final class SharedLease implements Lease {
     @Override
     public void ensureValid() {
         if (closed.get() || grant.ended()) {
-            throw new IllegalStateException("lease of lock '" + lockName() + "' is closed");
+            throw new IllegalStateException("lease of " + grant.target + " is closed");
         }
         grant.validity.ensureValid();
     }
@@ -52,12 +59,12 @@ final class SharedLease implements Lease {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            grant.leaseClosed();
+            grant.leaseClosed(nestedRead);
         }
     }
 
     @Override
     public String toString() {
-        return "Lease{lock='" + lockName() + "', token=" + fencingToken() + ", valid=" + isValid() + '}';
+        return "Lease{" + grant.target + ", token=" + fencingToken() + ", valid=" + isValid() + '}';
     }
 }

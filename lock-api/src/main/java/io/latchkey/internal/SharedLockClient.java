@@ -1,11 +1,14 @@
 package io.latchkey.internal;
 
 import io.latchkey.DistributedLock;
+import io.latchkey.DistributedReadWriteLock;
 import io.latchkey.DistributedSemaphore;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockListener;
 import io.latchkey.LockListener.Target;
+import io.latchkey.LockListener.Target.Kind;
+import io.latchkey.internal.LocalLock.ModeKey;
 import io.latchkey.LockOptions;
 import io.latchkey.LockRequest;
 import io.latchkey.spi.BackendLease;
@@ -14,6 +17,7 @@ import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
+import io.latchkey.spi.ReadWriteBackend;
 import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
 import java.util.List;
@@ -86,7 +90,7 @@ final class SharedLockClient implements LockClient {
     private final String backendName;
     private final LockBackend backend;
     private final LockOptions options;
-    private final ConcurrentHashMap<String, LocalLock> locals = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Object, LocalLock> locals = new ConcurrentHashMap<>();
     private final Set<Grant> grants = ConcurrentHashMap.newKeySet();
     private final ScheduledThreadPoolExecutor timer;
     private final ExecutorService workers;
@@ -131,8 +135,11 @@ final class SharedLockClient implements LockClient {
 
     /** Where {@code target} lives in the backend, for messages. */
     String describe(Target target) {
-        return target.kind() == Target.Kind.LOCK ? backend.describe(target.name())
-                : ((SemaphoreBackend) backend).describeSemaphore(target.name());
+        return switch (target.kind()) {
+            case LOCK -> backend.describe(target.name());
+            case PERMIT -> ((SemaphoreBackend) backend).describeSemaphore(target.name());
+            case READ, WRITE -> ((ReadWriteBackend) backend).describeReadWrite(target.name());
+        };
     }
 
     /** A pool of at most {@code threads} threads that queues beyond them and lets idle threads end. */
@@ -147,7 +154,19 @@ final class SharedLockClient implements LockClient {
     public DistributedLock lock(String name) {
         ensureOpen();
         LockNames.validate(name);
-        return new LockHandle(this, name);
+        return new LockHandle(this, name, Kind.LOCK);
+    }
+
+    @Override
+    public DistributedReadWriteLock readWriteLock(String name) {
+        ensureOpen();
+        LockNames.validate(name);
+        if (!(backend instanceof ReadWriteBackend)) {
+            throw new UnsupportedOperationException("the " + backendName + " backend offers no read-write locks"
+                    + " (read-write lock '" + name + "' was asked for): " + backend.whyNoReadWriteLocks()
+                    + "; use a lock for exclusive access, or another backend");
+        }
+        return new ReadWriteHandle(this, name);
     }
 
     @Override
@@ -174,8 +193,8 @@ final class SharedLockClient implements LockClient {
                     grant.end(true);
                 }
             } catch (RuntimeException e) {
-                log.warn("closing client: release of lock '{}' ({}) failed; it expires on its own within {}",
-                        grant.local.name, backend.describe(grant.local.name), options.lease(), e);
+                log.warn("closing client: release of {} ({}) failed; it expires on its own within {}",
+                        grant.target, describe(grant.target), options.lease(), e);
             }
         }
         // Waiting acquisitions are interrupted; releases of lost locks already under way may finish,
@@ -216,19 +235,30 @@ final class SharedLockClient implements LockClient {
         }
     }
 
-    Optional<Lease> acquire(String name, Deadline deadline, boolean threadOwned, LockRequest request)
+    /**
+     * Acquires lock {@code name} ({@code kind} {@code LOCK}), or read-write lock {@code name}'s read or
+     * write mode, for the calling thread ({@code threadOwned}) or for an asynchronous call.
+     */
+    Optional<Lease> acquire(String name, Kind kind, Deadline deadline, boolean threadOwned, LockRequest request)
             throws InterruptedException {
         ensureOpen();
         long callStart = System.nanoTime();
         Thread me = Thread.currentThread();
-        LockAttempt attempt = new LockAttempt(retain(name), threadOwned ? me : null, request);
+        if (threadOwned && kind != Kind.LOCK) {
+            SharedLease nested = readWriteReentry(name, kind, me);
+            if (nested != null) {
+                return Optional.of(nested);
+            }
+        }
+        LockAttempt attempt = new LockAttempt(retain(name, kind, threadOwned ? me : new Object()),
+                threadOwned ? me : null, request);
         LocalLock local = attempt.local;
         boolean permit = false;
         try {
             if (threadOwned) {
                 synchronized (local) {
                     if (local.grant != null && local.owner == me) {
-                        return Optional.of(local.grant.nest());
+                        return Optional.of(local.grant.nest(false));
                     }
                 }
             }
@@ -238,7 +268,7 @@ final class SharedLockClient implements LockClient {
                 return Optional.empty();
             }
             ensureOpen();
-            Validity validity = new Validity(name, backend.describe(name), options.safetyMargin(), timer);
+            Validity validity = new Validity(name, local.target.toString(), describe(local.target), options.safetyMargin(), timer);
             Duration atMost = request == null ? null : request.atMost().orElse(null);
             if (atMost != null) {
                 // From before the request is sent: the lease ends no later than the real acquisition + atMost.
@@ -258,6 +288,38 @@ final class SharedLockClient implements LockClient {
     }
 
     /**
+     * The rules of a read-write lock between a thread's two modes: a read asked while the thread holds
+     * the write grant nests in it; a write asked while the thread holds a read grant would wait for its
+     * own reader, and is refused.
+     *
+     * @return the nested read lease, or null if the request goes on to its own gate
+     */
+    private SharedLease readWriteReentry(String name, Kind kind, Thread me) {
+        if (kind == Kind.READ) {
+            LocalLock writers = locals.get(new ModeKey(name, true, null));
+            if (writers != null) {
+                synchronized (writers) {
+                    if (writers.grant != null && writers.owner == me) {
+                        return writers.grant.nest(true);
+                    }
+                }
+            }
+            return null;
+        }
+        LocalLock reader = locals.get(new ModeKey(name, false, me));
+        if (reader != null) {
+            synchronized (reader) {
+                if (reader.grant != null) {
+                    throw new IllegalStateException("thread '" + me.getName() + "' holds read lock '" + name
+                            + "' and asked for its write lock: it would wait for its own read lease for ever;"
+                            + " close the read lease first, or take the write lock first and read under it");
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
      * One call's lock, for {@link AcquirePath}: the name's local permit, held by the call, passes to the
      * grant, which returns it when it ends ({@link #grantFinished}).
      */
@@ -270,7 +332,7 @@ final class SharedLockClient implements LockClient {
 
         LockAttempt(LocalLock local, Thread owner, LockRequest request) {
             this.local = local;
-            this.target = Target.lock(local.name);
+            this.target = local.target;
             this.owner = owner;
             this.atLeast = request == null ? null : request.atLeast().orElse(null);
         }
@@ -282,7 +344,11 @@ final class SharedLockClient implements LockClient {
 
         @Override
         public BackendLease acquire(Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
-            return backend.acquire(local.name, deadline, evidence);
+            return switch (target.kind()) {
+                case READ -> ((ReadWriteBackend) backend).acquireRead(local.name, deadline, evidence);
+                case WRITE -> ((ReadWriteBackend) backend).acquireWrite(local.name, deadline, evidence);
+                default -> backend.acquire(local.name, deadline, evidence);
+            };
         }
 
         @Override
@@ -325,16 +391,26 @@ final class SharedLockClient implements LockClient {
         }
     }
 
-    private LocalLock retain(String name) {
-        return locals.compute(name, (k, v) -> {
-            LocalLock l = v == null ? new LocalLock(k) : v;
+    /**
+     * Takes a reference to the gate of {@code name} in {@code kind}: the name's for a lock, the writers'
+     * of a read-write lock, or that of the reader {@code holder} (the thread, or one asynchronous call).
+     */
+    private LocalLock retain(String name, Kind kind, Object holder) {
+        Object key = switch (kind) {
+            case READ -> new ModeKey(name, false, holder);
+            case WRITE -> new ModeKey(name, true, null);
+            default -> name;
+        };
+        Target target = kind == Kind.LOCK ? Target.lock(name) : Target.mode(name, kind == Kind.WRITE);
+        return locals.compute(key, (k, v) -> {
+            LocalLock l = v == null ? new LocalLock(k, name, target) : v;
             l.refs++;
             return l;
         });
     }
 
     private void unretain(LocalLock local) {
-        locals.computeIfPresent(local.name, (k, v) -> v != local || --v.refs > 0 ? v : null);
+        locals.computeIfPresent(local.key, (k, v) -> v != local || --v.refs > 0 ? v : null);
     }
 
     AcquirePath acquirePath() {
@@ -356,6 +432,17 @@ final class SharedLockClient implements LockClient {
     /** The local state of lock {@code name}, or {@code null} if this client tracks none. */
     LocalLock localOf(String name) {
         return locals.get(name);
+    }
+
+    /** The local state under {@code key} (a lock's name or a {@link ModeKey}), or {@code null}. */
+    LocalLock localAt(Object key) {
+        return locals.get(key);
+    }
+
+    /** The readers of read-write lock {@code name} this client tracks: its threads' and calls' gates. */
+    List<LocalLock> readersOf(String name) {
+        return locals.values().stream()
+                .filter(l -> l.key instanceof ModeKey k && !k.write() && k.name().equals(name)).toList();
     }
 
     /** Called once by a grant that ended for good: forgets it and returns its local permit. */

@@ -154,7 +154,7 @@ final class Validity implements LeaseEvidence {
     void ensureValidForNesting() {
         if (!isValid()) {
             LockLostException l = lost;
-            throw new LockLostException(lockName, "lock '" + lockName + "' (" + where + ") is held by this thread"
+            throw new LockLostException(lockName, subject + " (" + where + ") is held by this thread"
                     + " through a lease that was lost (" + (l != null ? l.getMessage() : "expired")
                     + "); close that lease before taking the lock again", l);
         }

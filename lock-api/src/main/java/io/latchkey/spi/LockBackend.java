@@ -9,7 +9,8 @@ package io.latchkey.spi;
  * and closing on shutdown. A backend therefore never sees two concurrent {@link #acquire} calls for
  * the same lock name from the same client.
  *
- * <p>A backend that also offers semaphores implements {@link SemaphoreBackend}.
+ * <p>A backend that also offers semaphores implements {@link SemaphoreBackend}; one that offers
+ * read-write locks implements {@link ReadWriteBackend}.
  *
  * <p>Implementations must be thread-safe.
  */
@@ -35,6 +36,14 @@ public interface LockBackend extends AutoCloseable {
      * @throws InterruptedException if interrupted; nothing is left held or queued
      */
     BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException;
+
+    /**
+     * Why this backend offers no read-write locks, for the message of
+     * {@link io.latchkey.LockClient#readWriteLock}; not asked of a {@link ReadWriteBackend}.
+     */
+    default String whyNoReadWriteLocks() {
+        return "it does not implement " + ReadWriteBackend.class.getName();
+    }
 
     /** Disconnects and stops every thread the backend started. Called once, after every lease was released. */
     @Override

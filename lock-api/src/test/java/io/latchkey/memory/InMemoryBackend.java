@@ -7,6 +7,7 @@ import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.PermitLease;
+import io.latchkey.spi.ReadWriteBackend;
 import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,7 +28,7 @@ import java.util.function.Supplier;
  * of the shared layer. It renews every held lock at a third of the lease, like a watchdog. Test
  * sources only: never shipped.
  */
-public final class InMemoryBackend implements SemaphoreBackend {
+public final class InMemoryBackend implements SemaphoreBackend, ReadWriteBackend {
 
     private static final AtomicLong OWNERS = new AtomicLong();
 
@@ -103,6 +104,78 @@ public final class InMemoryBackend implements SemaphoreBackend {
         long[] granted = untilGranted(name, "semaphore '" + name + "'", deadline, evidence,
                 () -> server.tryGrantPermit(name, permits, owner, lease.toNanos()));
         return granted == null ? null : hold(permitsHeld, new Permit(name, (int) granted[0], owner, granted[1], evidence));
+    }
+
+    @Override
+    public String describeReadWrite(String name) {
+        return "memory read-write lock '" + name + "'";
+    }
+
+    @Override
+    public BackendLease acquireRead(String name, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        return acquireMode(name, false, deadline, evidence);
+    }
+
+    @Override
+    public BackendLease acquireWrite(String name, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        return acquireMode(name, true, deadline, evidence);
+    }
+
+    private BackendLease acquireMode(String name, boolean write, Deadline deadline, LeaseEvidence evidence)
+            throws InterruptedException {
+        acquireCalls.incrementAndGet();
+        long owner = OWNERS.incrementAndGet();
+        Long token = null;
+        try {
+            token = untilGranted(name, (write ? "write" : "read") + " lock '" + name + "'", deadline, evidence, () -> {
+                long t = server.tryGrantMode(name, write, owner, lease.toNanos());
+                return t >= 0 ? t : null;
+            });
+        } finally {
+            if (token == null) {
+                server.leaveMode(name, owner);
+            }
+        }
+        return token == null ? null : hold(modesHeld, new ModeHeld(name, owner, token, evidence));
+    }
+
+    private final Map<String, ModeHeld> modesHeld = new ConcurrentHashMap<>();
+
+    /** How many read and write grants this backend holds. */
+    public int heldModeCount() {
+        return modesHeld.size();
+    }
+
+    /** Reports a loss of every held read and write grant of that name, as a session expiry would. */
+    public void signalModeLoss(String name, String reason) {
+        modesHeld.values().stream().filter(h -> h.name.equals(name)).forEach(h -> h.evidence.lost(reason, null));
+    }
+
+    private final class ModeHeld extends Renewed implements BackendLease {
+
+        ModeHeld(String name, long owner, long token, LeaseEvidence evidence) {
+            super(name, owner, token, evidence);
+        }
+
+        @Override
+        boolean renewOnServer() {
+            return server.renewMode(name, owner, lease.toNanos());
+        }
+
+        @Override
+        String lossReason() {
+            return "memory server no longer has this reader or writer";
+        }
+
+        @Override
+        public long fencingToken() {
+            return token;
+        }
+
+        @Override
+        public void release() {
+            release(modesHeld, "read-write lock '" + name + "'", () -> server.releaseMode(name, owner));
+        }
     }
 
     /**

@@ -212,4 +212,157 @@ public final class InMemoryServer {
     public long grantCount() {
         return grants.get();
     }
+
+    /**
+     * A read-write lock: its readers and its writer by owner, and the writers waiting, in arrival order,
+     * each until its last try plus the ttl (a waiter that crashed stops blocking readers then).
+     */
+    private static final class ReadWrite {
+        final Map<Long, Holder> readers = new HashMap<>();
+        Holder writer;
+        final java.util.LinkedHashMap<Long, Long> writersWaiting = new java.util.LinkedHashMap<>();
+
+        void expire(long now) {
+            readers.values().removeIf(h -> now - h.expiresAt() >= 0);
+            if (writer != null && now - writer.expiresAt() >= 0) {
+                writer = null;
+            }
+            writersWaiting.values().removeIf(until -> now - until >= 0);
+        }
+
+        boolean empty() {
+            return readers.isEmpty() && writer == null && writersWaiting.isEmpty();
+        }
+    }
+
+    /** Read-write locks apart from locks and semaphores. */
+    private final Map<String, ReadWrite> readWrites = new HashMap<>();
+
+    /**
+     * Grants read-write lock {@code name} to {@code owner} in the mode asked, if the rules allow:
+     * a read while no writer holds or waits, a write while nobody holds and no writer waits before
+     * it. A write not granted waits in line. Returns the token, from the one counter, or -1.
+     */
+    synchronized long tryGrantMode(String name, boolean write, long owner, long ttlNanos) {
+        long now = System.nanoTime();
+        ReadWrite rw = readWrites.computeIfAbsent(name, k -> new ReadWrite());
+        rw.expire(now);
+        boolean free;
+        if (write) {
+            rw.writersWaiting.putIfAbsent(owner, now + ttlNanos);
+            rw.writersWaiting.put(owner, now + ttlNanos);
+            free = rw.writer == null && rw.readers.isEmpty() && rw.writersWaiting.keySet().iterator().next() == owner;
+        } else {
+            free = rw.writer == null && rw.writersWaiting.isEmpty();
+        }
+        if (!free) {
+            return -1;
+        }
+        long token = tokens.incrementAndGet();
+        Holder h = new Holder(owner, now + ttlNanos, token);
+        if (write) {
+            rw.writersWaiting.remove(owner);
+            rw.writer = h;
+        } else {
+            rw.readers.put(owner, h);
+        }
+        grants.incrementAndGet();
+        notifyAll();
+        return token;
+    }
+
+    /** Takes a writer that gave up out of the line. */
+    synchronized void leaveMode(String name, long owner) {
+        ReadWrite rw = readWrites.get(name);
+        if (rw != null && rw.writersWaiting.remove(owner) != null) {
+            forgetIfEmpty(name, rw);
+            notifyAll();
+        }
+    }
+
+    /** Extends the owner's read or write hold; false if it no longer holds. */
+    synchronized boolean renewMode(String name, long owner, long ttlNanos) {
+        ReadWrite rw = readWrites.get(name);
+        long now = System.nanoTime();
+        if (rw == null) {
+            return false;
+        }
+        rw.expire(now);
+        if (rw.writer != null && rw.writer.owner() == owner) {
+            rw.writer = new Holder(owner, now + ttlNanos, rw.writer.token());
+            return true;
+        }
+        Holder r = rw.readers.get(owner);
+        if (r == null) {
+            return false;
+        }
+        rw.readers.put(owner, new Holder(owner, now + ttlNanos, r.token()));
+        return true;
+    }
+
+    /** Releases the owner's read or write hold; never someone else's. */
+    synchronized void releaseMode(String name, long owner) {
+        ReadWrite rw = readWrites.get(name);
+        if (rw == null) {
+            return;
+        }
+        if (rw.writer != null && rw.writer.owner() == owner) {
+            rw.writer = null;
+        }
+        rw.readers.remove(owner);
+        forgetIfEmpty(name, rw);
+        notifyAll();
+    }
+
+    private void forgetIfEmpty(String name, ReadWrite rw) {
+        rw.expire(System.nanoTime());
+        if (rw.empty()) {
+            readWrites.remove(name);
+        }
+    }
+
+    /** Takes every grant of the read-write lock away, as a server-side expiry would. */
+    public synchronized void evictReadWrite(String name) {
+        readWrites.remove(name);
+        notifyAll();
+    }
+
+    /** How many readers hold the read-write lock now. */
+    public synchronized int readers(String name) {
+        ReadWrite rw = readWrites.get(name);
+        if (rw == null) {
+            return 0;
+        }
+        rw.expire(System.nanoTime());
+        return rw.readers.size();
+    }
+
+    /** Whether a writer holds the read-write lock now. */
+    public synchronized boolean writing(String name) {
+        ReadWrite rw = readWrites.get(name);
+        if (rw == null) {
+            return false;
+        }
+        rw.expire(System.nanoTime());
+        return rw.writer != null;
+    }
+
+    /** How many writers wait for the read-write lock now. */
+    public synchronized int writersWaiting(String name) {
+        ReadWrite rw = readWrites.get(name);
+        if (rw == null) {
+            return 0;
+        }
+        rw.expire(System.nanoTime());
+        return rw.writersWaiting.size();
+    }
+
+    /** How many read-write locks the server keeps state for. */
+    public synchronized int readWriteCount() {
+        readWrites.entrySet().removeIf(e -> {
+            e.getValue().expire(System.nanoTime());
+            return e.getValue().empty();
+        });
+        return readWrites.size();
+    }
 }

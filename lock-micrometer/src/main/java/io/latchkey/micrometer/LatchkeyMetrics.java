@@ -50,6 +50,10 @@ import java.util.function.Consumer;
  * {@code latchkey.permit.held} (permits granted and not yet released) and
  * {@code latchkey.permit.backend.unavailable}; with {@link Builder#lockNameTag(boolean)} on, the
  * semaphore's name is tag {@code semaphore}. The permit slot is no tag (up to a thousand values).
+ * The two modes of read-write locks ({@link LockListener.Target.Kind#READ} and
+ * {@link LockListener.Target.Kind#WRITE}) have the same meters under {@code latchkey.read.} and
+ * {@code latchkey.write.} ({@code latchkey.read.acquire}, {@code latchkey.read.held}, ...), the name
+ * in tag {@code lock}, so that a dashboard sees readers and writers apart and the lock meters count locks.
  * Percentiles and histograms of the timers are left to the registry's configuration (a
  * {@code MeterFilter}), as Micrometer's own binders do.
  *
@@ -64,6 +68,8 @@ public final class LatchkeyMetrics implements MeterBinder, LockListener {
     private final Tags commonTags;
     private final Family locks = new Family("latchkey.", "latchkey.leases.held", "lock", "lock");
     private final Family permits = new Family("latchkey.permit.", "latchkey.permit.held", "semaphore", "permit");
+    private final Family reads = new Family("latchkey.read.", "latchkey.read.held", "lock", "read lock");
+    private final Family writes = new Family("latchkey.write.", "latchkey.write.held", "lock", "write lock");
     private volatile MeterRegistry registry;
 
     /**
@@ -173,6 +179,8 @@ public final class LatchkeyMetrics implements MeterBinder, LockListener {
         this.registry = registry;
         locks.bind(registry);
         permits.bind(registry);
+        reads.bind(registry);
+        writes.bind(registry);
     }
 
     /** The meters of {@code target}'s kind; a kind added to lock-api fails this switch until it has its own. */
@@ -180,6 +188,8 @@ public final class LatchkeyMetrics implements MeterBinder, LockListener {
         return switch (target.kind()) {
             case LOCK -> locks;
             case PERMIT -> permits;
+            case READ -> reads;
+            case WRITE -> writes;
         };
     }
 
