@@ -140,6 +140,16 @@ public final class ChildHolder implements AutoCloseable {
     }
 
     /**
+     * Asks the child to take read-write lock {@code name}'s write lock ({@code write}) or read lock,
+     * waiting at most {@code wait}; answers within {@code bound}: {@code acquired <token>} or {@code empty}.
+     * The child then holds it as it holds a lock's lease.
+     */
+    public Reply acquireMode(String name, boolean write, Duration wait, Duration bound) {
+        return request((write ? "acquire-write " : "acquire-read ") + wait.toMillis() + " "
+                + URLEncoder.encode(name, StandardCharsets.UTF_8), bound);
+    }
+
+    /**
      * Asks the child to take the multi-lock of {@code names}, waiting at most {@code wait}; answers within
      * {@code bound}: {@code acquired <token>,<token>...} (in the multi-lock's name order) or {@code empty}.
      * The child then holds it as it holds a lock's lease ({@code await-lost}, {@code release}).

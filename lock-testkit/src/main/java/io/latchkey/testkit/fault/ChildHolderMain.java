@@ -22,7 +22,8 @@ import java.util.stream.Collectors;
  * <url-encoded name>}, {@code announced-acquire <waitMillis> <url-encoded name>} (the same, first answering
  * {@code trying} once the call waits for the backend), {@code acquire-permit <waitMillis> <permits> <url-encoded name>} (a permit of a
  * semaphore, then held like a lock's lease), {@code acquire-multi <waitMillis> <url-encoded name>...} (a multi-lock,
- * held like a lease for {@code await-lost} and {@code release}), {@code check-then-write}, {@code await-lost <millis>}, {@code release},
+ * held like a lease for {@code await-lost} and {@code release}), {@code acquire-read <waitMillis> <url-encoded name>} and
+ * {@code acquire-write <waitMillis> <url-encoded name>} (a mode of a read-write lock, held like a lock's lease), {@code check-then-write}, {@code await-lost <millis>}, {@code release},
  * {@code clock} (answers {@code clock <nanoTime>}, so that the parent can place this JVM's clock on its own),
  * {@code contend <seed> <maxHoldMillis> <checkMillis> <waitMillis> <url-encoded name>} and {@code stop-contending}
  * (a loop of acquires on a thread of its own, see {@link Contention}), {@code exit}. Answers are lines that
@@ -75,6 +76,15 @@ public final class ChildHolderMain {
                         Optional<Lease> got = parts[0].equals("acquire") ? client.lock(name).tryLock(wait)
                                 : announced(out, () -> client.lock(name).tryLock(wait));
                         lease = got.orElse(null);
+                        out.println(PREFIX + (lease == null ? "empty" : "acquired " + lease.fencingToken()));
+                        break;
+                    case "acquire-read":
+                    case "acquire-write":
+                        io.latchkey.DistributedReadWriteLock rw = client.readWriteLock(
+                                URLDecoder.decode(parts[2], StandardCharsets.UTF_8));
+                        Optional<Lease> mode = (parts[0].equals("acquire-write") ? rw.writeLock() : rw.readLock())
+                                .tryLock(Duration.ofMillis(Long.parseLong(parts[1])));
+                        lease = mode.orElse(null);
                         out.println(PREFIX + (lease == null ? "empty" : "acquired " + lease.fencingToken()));
                         break;
                     case "acquire-permit":

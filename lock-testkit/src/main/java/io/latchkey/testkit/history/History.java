@@ -31,6 +31,9 @@ public final class History {
     record Permit(String semaphore, int slot) {
     }
 
+    /** Whether each grant of a read-write lock was a write, by grant id; other grants are not in it. */
+    private final Map<Integer, Boolean> modes = new ConcurrentHashMap<>();
+
     /** The clock every event is measured on. */
     public static long now() {
         return System.nanoTime();
@@ -59,6 +62,23 @@ public final class History {
         Grant grant = acquired(actor, permitKey(semaphore, slot), token, requestedAt, grantedAt);
         permits.put(grant.id, new Permit(semaphore, slot));
         return grant;
+    }
+
+    /**
+     * Records the grant of read-write lock {@code name}'s write lock ({@code write}) or read lock. Its
+     * events name the read-write lock; {@link HistoryChecker#assertModesRespected} checks them (readers
+     * together, a writer alone, one token sequence), not {@link HistoryChecker#assertConsistent}.
+     */
+    public Grant acquiredMode(String actor, String name, boolean write, long token, long requestedAt, long grantedAt) {
+        Grant grant = new Grant(grants.incrementAndGet(), actor, name, token);
+        modes.put(grant.id, write);
+        append(new Event(Event.Kind.ACQUIRED, grantedAt, requestedAt, grant.id, actor, name, token));
+        return grant;
+    }
+
+    /** Whether a grant was a write ({@code true}) or a read of a read-write lock; null for any other grant. */
+    Boolean modeOf(int grant) {
+        return modes.get(grant);
     }
 
     /** What the events of a permit grant name as their lock: the semaphore and the slot. */

@@ -120,6 +120,58 @@ public final class HistoryChecker {
     }
 
     /**
+     * Fails with every violation found in a history of read-write grants ({@link History#acquiredMode}):
+     * per name, no span of a write overlaps any other span (read or write), while reads may overlap one
+     * another; a grant seen invalid is never seen valid again; and one token sequence: a write's token is
+     * above every grant's returned before the write was requested, a read's above every such write's.
+     */
+    public static void assertModesRespected(History history) {
+        List<Event> events = history.events();
+        List<String> violations = modeViolations(history);
+        if (!violations.isEmpty()) {
+            throw new AssertionError(violations.size() + " violation(s) in a history of " + events.size() + " events:\n  "
+                    + String.join("\n  ", violations) + "\n" + describe(events));
+        }
+    }
+
+    /** The violations of {@link #assertModesRespected}; empty if there are none. */
+    public static List<String> modeViolations(History history) {
+        List<String> out = new ArrayList<>();
+        Map<String, List<Span>> byName = new LinkedHashMap<>();
+        for (Span s : spans(history.events(), out).values()) {
+            Boolean write = history.modeOf(s.grant);
+            if (write != null) {
+                s.write = write;
+                byName.computeIfAbsent(s.lock, k -> new ArrayList<>()).add(s);
+            }
+        }
+        for (List<Span> spans : byName.values()) {
+            List<Span> valid = spans.stream().filter(s -> s.seenValid).toList();
+            for (Span w : valid) {
+                if (!w.write) {
+                    continue;
+                }
+                for (Span other : valid) {
+                    if (other != w && other.start - w.end <= 0 && w.start - other.end <= 0) {
+                        out.add("a write and another lease of '" + w.lock + "' valid at once: write " + w + " over "
+                                + (other.write ? "write " : "read ") + other);
+                    }
+                }
+            }
+            for (Span later : spans) {
+                for (Span earlier : spans) {
+                    if ((later.write || earlier.write) && earlier.start - later.requestedAt < 0 && earlier.token >= later.token) {
+                        out.add("token did not increase across modes: " + (later.write ? "write " : "read ") + later
+                                + " was requested " + ms(later.requestedAt - earlier.start) + " after "
+                                + (earlier.write ? "write " : "read ") + earlier + " was granted");
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
      * Fails unless the lock {@code lock} was granted again within {@code bound} after {@code from}
      * (on the history's clock): availability after a fault.
      */
@@ -284,6 +336,7 @@ public final class HistoryChecker {
         final long start;
         long end;
         boolean seenValid;
+        boolean write;
 
         Span(Event acquired) {
             this.grant = acquired.grant();
