@@ -171,6 +171,17 @@ final class KafkaLockBackend implements SemaphoreBackend {
         return await(member, topic, deadline);
     }
 
+    /**
+     * Kafka offers no read-write locks: its holders are decided by group rebalances, and a rebalance
+     * waits for every member to rejoin (see the package's decisions).
+     */
+    @Override
+    public String whyNoReadWriteLocks() {
+        return "Kafka decides holders by consumer-group rebalances, and in one group every reader's arrival would be a"
+                + " rebalance that every reader holding must rejoin, so a waiter that crashed would cost every reader its"
+                + " lease; a group per reader, as semaphores keep a group per permit, would cost a write one join per reader";
+    }
+
     @Override
     public String describeSemaphore(String name) {
         return "kafka topic '" + semaphoreTopic(name) + "'";

@@ -51,6 +51,15 @@
  *       default: without it a dead waiter disturbs the holder only if another member joins or leaves
  *       before its session ends. Choose {@code handover=rejoin} where hand-over speed matters more
  *       than a holder surviving a contender's crash.</li>
+ *   <li><b>No read-write locks.</b> {@code readWriteLock} is refused with the reason. A holder here is
+ *       what a rebalance decides, and a rebalance completes only when every member has rejoined. A
+ *       read-write lock in one group (a reader taking one of R partitions, a writer all R) would make
+ *       every reader's arrival a rebalance that every reader holding must rejoin; a holder sends no
+ *       heartbeats while its JoinGroup is pending, so one waiter that crashed mid-join would cost every
+ *       reader its lease. Keeping a group per reader, as semaphores keep a group per permit, avoids
+ *       that, but a write would then join R groups, one after another, and a waiting writer could
+ *       hold none of them against readers arriving meanwhile without a second mechanism. Neither is a
+ *       lock we would offer as the others; a refusal that says why is better than a weaker lock.</li>
  *   <li><b>Lease.</b> {@code session.timeout.ms} is the lease minus one heartbeat interval. The
  *       coordinator expels a silent member a session after the last heartbeat it received, and the
  *       waiters learn of it at their next heartbeat (then join and sync, a few milliseconds): so a

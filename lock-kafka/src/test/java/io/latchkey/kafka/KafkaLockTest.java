@@ -394,4 +394,19 @@ class KafkaLockTest {
         String uri = OptionsUri.of(server.uri(server.endpoints()), OPTIONS);
         CrashFailover.lock(uri, client(), name("crash"), OPTIONS.lease(), 2);
     }
+
+    @Test
+    @DisplayName("read-write locks are refused at readWriteLock(), naming the backend and why; the client keeps working")
+    void readWriteLocksRefusedWithTheReason() throws Exception {
+        LockClient client = client();
+        String name = name("rw");
+        assertThatThrownBy(() -> client.readWriteLock(name)).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("kafka backend offers no read-write locks")
+                .hasMessageContaining("'" + name + "'")
+                .hasMessageContaining("every reader holding must rejoin")
+                .hasMessageContaining("use a lock for exclusive access, or another backend");
+        try (Lease lease = client.lock(name).lock(Duration.ofSeconds(30))) {
+            assertThat(lease.isValid()).isTrue();
+        }
+    }
 }
