@@ -48,6 +48,10 @@ import sun.misc.Signal;
  * taken all or none ({@link RunTarget}); the guarantees hold for the whole, which is lost with the
  * first of its locks. {@code --permits} takes one name.
  *
+ * <p>{@code --read} and {@code --write} run the command under the read or the write lock of the
+ * read-write lock {@code NAME} (one name, no {@code --permits}); a backend without read-write locks is a
+ * usage error that says why (exit 2).
+ *
  * <p>One instance per invocation, used by the main thread and the signal and loss threads.
  */
 @Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false,
@@ -62,6 +66,9 @@ import sun.misc.Signal;
             "With --permits N (above 1), up to N runs of NAME go at once: each holds one permit of the semaphore"
                 + " NAME and gets LATCHKEY_PERMIT_SLOT (0 to N-1) and LATCHKEY_PERMITS; its fencing token is per slot.",
             "",
+            "With --read, COMMAND runs holding the read lock of the read-write lock NAME, beside other --read runs of"
+                + " NAME; with --write, holding its write lock, alone. Either adds LATCHKEY_LOCK_MODE (read or write).",
+            "",
             "With several names before the '--', COMMAND runs holding all their locks, taken all or none in one"
                 + " order whatever order they are given in; it gets LATCHKEY_LOCKS (how many), and LATCHKEY_LOCK_i and"
                 + " LATCHKEY_FENCING_TOKEN_i for i from 1, in that order, instead of LATCHKEY_LOCK and LATCHKEY_FENCING_TOKEN."},
@@ -71,6 +78,8 @@ import sun.misc.Signal;
             "  latchkey run --wait 30s etl -- spark-submit job.py",
             "  latchkey run --permits 3 --wait 10m spark:warehouse -- spark-submit load.py",
             "  latchkey run --wait 5m table:orders table:customers -- ./rewrite-both.sh",
+            "  latchkey run --read --wait 5m table:dim -- ./report-from-dim.sh",
+            "  latchkey run --write --wait 30m table:dim -- ./rebuild-dim.sh",
             "",
             "Exit status: COMMAND's own; 128+N if it died of signal N; 75 (--conflict-exit-code)",
             "if the lock is held; 70 if the lease was lost; 127 command not found; 126 not",
@@ -105,6 +114,14 @@ final class RunCommand implements Callable<Integer> {
             description = "Run while holding one of N permits of the semaphore NAME, so that up to N runs go at once"
                     + " (default: ${DEFAULT-VALUE}: the lock NAME). Every run of NAME must give the same N.")
     int permits;
+
+    @Option(names = "--read", description = "Run while holding the read lock of the read-write lock NAME: --read runs"
+            + " of NAME go at once, never beside a --write run, and wait behind a --write run that waits.")
+    boolean read;
+
+    @Option(names = "--write", description = "Run while holding the write lock of the read-write lock NAME, beside no"
+            + " other --read or --write run of NAME. The read-write lock is apart from the lock NAME.")
+    boolean write;
 
     @Spec
     CommandSpec spec;
@@ -166,8 +183,7 @@ final class RunCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CliException(ExitCodes.USAGE, e.getMessage());
         } catch (UnsupportedOperationException e) {
-            throw new CliException(ExitCodes.USAGE, "--permits " + permits + " for '" + name + "' needs a backend with"
-                    + " semaphores: " + e.getMessage() + "; run without --permits for a lock");
+            throw new CliException(ExitCodes.USAGE, target.unsupported(e.getMessage()));
         } catch (LockException e) {
             Integer stopped = stoppedWhileWaiting();
             if (stopped != null) {
@@ -437,6 +453,14 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
+    private RunTarget.Mode mode() {
+        if (read && write) {
+            throw new CliException(ExitCodes.USAGE, "--read and --write exclude each other: a run of '" + name
+                    + "' holds its read-write lock in one mode; give one of them");
+        }
+        return read ? RunTarget.Mode.READ : write ? RunTarget.Mode.WRITE : RunTarget.Mode.LOCK;
+    }
+
     /**
      * Splits the words after the options at the {@code --}: the lock names before it, the command after
      * it, so that the command's own options are never taken for ours.
@@ -447,14 +471,14 @@ final class RunCommand implements Callable<Integer> {
         String usage = "write it as: latchkey run [options] NAME [NAME...] -- COMMAND [ARGS...]";
         List<String> words = command == null ? List.of() : command;
         if (dash < 0) {
-            target = new RunTarget(List.of(name), permits);
+            target = new RunTarget(List.of(name), permits, mode());
             throw new CliException(ExitCodes.USAGE, "missing '--' before the command to run under " + subject() + "; "
                     + usage);
         }
         int moreNames = Math.max(0, words.size() - (args.size() - dash - 1));
         List<String> names = new ArrayList<>(List.of(name));
         names.addAll(words.subList(0, moreNames));
-        target = new RunTarget(names, permits);
+        target = new RunTarget(names, permits, mode());
         command = List.copyOf(words.subList(moreNames, words.size()));
         if (command.isEmpty()) {
             throw new CliException(ExitCodes.USAGE, "missing command after '--' for " + subject() + "; " + usage);

@@ -110,6 +110,12 @@ class CommandLineTest {
                 "semaphore 'job' must have 1 to 1000 permits, got 0");
         assertUsage(Cli.start(dir, "run", "--uri", "redis://127.0.0.1:1?timeout=1s", "--permits", "2", "a", "b", "--", "true"),
                 "--permits 2 takes one semaphore name, and 2 were given ('a', 'b')");
+        assertUsage(Cli.start(dir, "run", "--uri", "redis://127.0.0.1:1?timeout=1s", "--read", "--write", "dim", "--", "true"),
+                "--read and --write exclude each other: a run of 'dim'");
+        assertUsage(Cli.start(dir, "run", "--uri", "redis://127.0.0.1:1?timeout=1s", "--read", "a", "b", "--", "true"),
+                "--read takes the read-write lock of one name, without --permits, and got 2 names [a, b]");
+        assertUsage(Cli.start(dir, "run", "--uri", "redis://127.0.0.1:1?timeout=1s", "--write", "--permits", "3", "dim", "--",
+                "true"), "--write takes the read-write lock of one name, without --permits, and got --permits 3");
         assertUsage(Cli.start(dir, "run", "--uri", "redis://127.0.0.1:1?timeout=1s", "a", "b", "a", "--", "true"),
                 "names lock 'a' twice");
     }

@@ -59,6 +59,11 @@ class KafkaRunCommandTest extends RunCommandContract {
     }
 
     @Override
+    boolean offersReadWriteLocks() {
+        return false;
+    }
+
+    @Override
     CuttableUri newCuttableUri() {
         CuttableUri proxied = kafka.cuttableUri();
         return CuttableUri.of(proxied.uri() + "?" + KAFKA_QUERY, proxied::cut, proxied::restore, proxied::close);

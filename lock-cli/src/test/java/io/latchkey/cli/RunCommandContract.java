@@ -342,6 +342,65 @@ abstract class RunCommandContract {
         }
     }
 
+    /** Whether the backend offers read-write locks; one that does not refuses --read with the reason. */
+    boolean offersReadWriteLocks() {
+        return true;
+    }
+
+    @Test
+    @DisplayName("--read runs of a name go at once; a --write run waits for them, holds back later readers, then runs alone")
+    void readersTogetherWriterAlone() throws Exception {
+        String name = lockName();
+        if (!offersReadWriteLocks()) {
+            Cli refused = run(uri(), name, List.of("--read"), "true");
+            refused.assertExits(bound(), ExitCodes.USAGE);
+            assertThat(refused.stderr()).contains("--read for '" + name + "' needs a backend with read-write locks")
+                    .contains("offers no read-write locks");
+            return;
+        }
+        List<Path> seen = new ArrayList<>();
+        List<Cli> readers = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            Path env = dir.resolve("reader-" + i);
+            seen.add(env);
+            readers.add(run(uri(), name, List.of("--read"), "sh", "-c", "printf '%s %s\\n' \"$LATCHKEY_LOCK_MODE\""
+                    + " \"$LATCHKEY_FENCING_TOKEN\" > '" + env + ".tmp'; mv '" + env + ".tmp' '" + env + "'; exec sleep 300"));
+        }
+        Cli.awaitTrue(bound(), "both --read runs hold at once", () -> seen.stream().allMatch(Files::exists), readers);
+        Cli refused = run(uri(), name, List.of("--write"), "true");
+        refused.assertExits(bound(), ExitCodes.CONFLICT);
+        assertThat(refused.stderr()).contains("write lock '" + name + "' is held by others");
+        assertThat(run(uri(), name, "true").await(bound())).as("the lock of the same name, apart from the read-write lock")
+                .isZero();
+
+        Path written = dir.resolve("writer");
+        Cli writer = run(uri(), name, List.of("--write", "--wait", "5m"), "sh", "-c", "printf '%s %s\\n'"
+                + " \"$LATCHKEY_LOCK_MODE\" \"$LATCHKEY_FENCING_TOKEN\" > '" + written + "'");
+        // once the writer waits at the backend, a new --read run is held back though only readers hold
+        Cli.awaitTrue(bound().multipliedBy(3), "a --read run is held back by the waiting writer", () -> {
+            Cli probe = run(uri(), name, List.of("--read"), "true");
+            try {
+                return probe.await(bound()) == ExitCodes.CONFLICT && probe.stderr().contains("held back by a writer");
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }, List.of(writer));
+        readers.get(0).signal("TERM");
+        readers.get(0).assertExits(bound(), 128 + 15);
+        assertThat(Files.exists(written)).as("the writer ran while the second reader held").isFalse();
+        readers.get(1).signal("TERM");
+        readers.get(1).assertExits(bound(), 128 + 15);
+        writer.assertExits(bound(), 0);
+        String[] write = Files.readString(written).trim().split(" ");
+        assertThat(write[0]).isEqualTo("write");
+        for (Path reader : seen) {
+            String[] read = Files.readString(reader).trim().split(" ");
+            assertThat(read[0]).isEqualTo("read");
+            assertThat(Long.parseLong(write[1])).as("the write's token against an earlier read's")
+                    .isGreaterThan(Long.parseLong(read[1]));
+        }
+    }
+
     @Test
     @DisplayName("a command that does not exist exits 127 and leaves the lock free")
     void missingCommand() throws Exception {
