@@ -17,6 +17,12 @@ import java.lang.annotation.Target;
  *
  * @DistributedLocked(name = "report:user:#{#userId}", waitFor = "5s", onNotAcquired = NotAcquired.THROW)
  * void rebuild(long userId) { ... }
+ *
+ * @DistributedLocked(name = "table:dim", mode = Mode.READ, waitFor = "5m")
+ * Report reportFromDim() { ... }
+ *
+ * @DistributedLocked(name = "table:dim", mode = Mode.WRITE, waitFor = "30m")
+ * void rebuildDim() { ... }
  * }</pre>
  *
  * <p>The attribute names {@code name}, {@code lockAtMostFor} and {@code lockAtLeastFor} are those of
@@ -33,7 +39,8 @@ import java.lang.annotation.Target;
  * <p>Start-up fails, naming the method, if the proxy cannot reach an annotated method (private,
  * final or static), if the name does not parse, if a duration does not parse, or if
  * {@link #oncePerSlot()} is set on a method without {@code @Scheduled(cron = ...)} or
- * {@code @Scheduled(fixedRate = ...)}.
+ * {@code @Scheduled(fixedRate = ...)}, or {@link #mode()} {@code READ} or {@code WRITE} is combined
+ * with {@link #oncePerSlot()} (schedule slots are recorded with a lock).
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
@@ -81,8 +88,28 @@ public @interface DistributedLocked {
     /** Whether the method's thread is interrupted when the lease is lost while it runs. */
     boolean interruptOnLoss() default true;
 
+    /**
+     * Which lock the method runs under: the lock {@link #name()} (the default), or the read or the write
+     * lock of the read-write lock {@link #name()}, which is apart from the lock of that name (see
+     * {@link io.latchkey.DistributedReadWriteLock}). Methods that share a name must agree on the kind:
+     * a {@code LOCK} method does not exclude a {@code WRITE} method of the same name. A backend without
+     * read-write locks makes a {@code READ} or {@code WRITE} call throw its
+     * {@link UnsupportedOperationException}, which says why.
+     */
+    Mode mode() default Mode.LOCK;
+
     /** What a call does when the lock stays held by someone else for the whole {@link #waitFor()}. */
     NotAcquired onNotAcquired() default NotAcquired.SKIP;
+
+    /** The lock a method runs under. */
+    enum Mode {
+        /** The lock of the name: one caller at a time. */
+        LOCK,
+        /** The read lock of the read-write lock of the name: any number of readers, never beside a writer. */
+        READ,
+        /** The write lock of the read-write lock of the name: one writer, beside no reader. */
+        WRITE
+    }
 
     /** What a call does when it does not get the lock. */
     enum NotAcquired {

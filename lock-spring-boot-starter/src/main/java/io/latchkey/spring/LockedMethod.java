@@ -78,11 +78,24 @@ final class LockedMethod {
             if (atLeast != null) {
                 b.atLeast(atLeast);
             }
+            if (annotation.oncePerSlot() && annotation.mode() != DistributedLocked.Mode.LOCK) {
+                throw new IllegalArgumentException("oncePerSlot needs mode LOCK, and mode is " + annotation.mode()
+                        + ": schedule slots are recorded with a lock, not with a read-write lock");
+            }
             ScheduleSlots slots = annotation.oncePerSlot() ? ScheduleSlots.of(method, resolver) : null;
             return new LockedMethod(method, annotation, name, b.build(), slots);
         } catch (IllegalArgumentException | java.time.DateTimeException e) {
             throw new IllegalStateException(where + ": " + e.getMessage(), e);
         }
+    }
+
+    /** The lock of {@code name} on {@code client} in this method's {@link DistributedLocked#mode()}. */
+    io.latchkey.DistributedLock lockOf(io.latchkey.LockClient client, String name) {
+        return switch (annotation.mode()) {
+            case LOCK -> client.lock(name);
+            case READ -> client.readWriteLock(name).readLock();
+            case WRITE -> client.readWriteLock(name).writeLock();
+        };
     }
 
     private static Duration duration(String where, String attribute, String value, StringValueResolver resolver) {

@@ -60,7 +60,7 @@ final class LockedMethodInterceptor implements MethodInterceptor {
         LockedMethod locked = methods.computeIfAbsent(method, m -> LockedMethod.parse(m,
                 AnnotatedElementUtils.findMergedAnnotation(m, DistributedLocked.class), resolver));
         String name = locked.lockName(invocation.getThis(), invocation.getArguments(), beanFactory);
-        DistributedLock lock = client.getObject().lock(name);
+        DistributedLock lock = locked.lockOf(client.getObject(), name);
         LockRequest request = locked.request(Instant.now());
         boolean inTransaction = TRANSACTIONS && TransactionAwareRelease.active();
         LockResult<Object> result;

@@ -132,6 +132,27 @@ class LatchkeyAutoConfigurationTest {
     }
 
     @Test
+    void readAndWriteMethodsTakeTheModesOfTheReadWriteLock() throws Exception {
+        try (LockClient other = LockClient.connect(redis.uri(redis.endpoints()))) {
+            runner().withUserConfiguration(Jobs.class).run(context -> {
+                Jobs.Service service = context.getBean(Jobs.Service.class);
+                try (Lease read = other.readWriteLock("job:dim").readLock().tryLock().orElseThrow()) {
+                    assertThat(service.readDim()).as("a READ method beside another reader").isEqualTo("read held=true");
+                    assertThat(service.writeDim()).as("a WRITE method beside a reader: skipped").isNull();
+                    assertThat(service.lockDim()).as("a LOCK method of the same name: apart from the read-write lock")
+                            .isEqualTo("lock");
+                    assertThat(read.isValid()).isTrue();
+                }
+                try (Lease write = other.readWriteLock("job:dim").writeLock().tryLock().orElseThrow()) {
+                    assertThat(service.readDim()).as("a READ method beside a writer: skipped").isNull();
+                    assertThat(write.isValid()).isTrue();
+                }
+                assertThat(service.writeDim()).isEqualTo("write held=true");
+            });
+        }
+    }
+
+    @Test
     void anExceptionOfTheMethodReachesTheCallerAndTheLockIsReleased() {
         runner().withUserConfiguration(Jobs.class).run(context -> {
             Jobs.Service service = context.getBean(Jobs.Service.class);
@@ -259,6 +280,8 @@ class LatchkeyAutoConfigurationTest {
                 .hasStackTraceContaining("BadDuration.run: lockAtMostFor 'ten minutes' is not a duration"));
         runner().withUserConfiguration(BadMethods.SlotWithoutSchedule.class).run(context -> assertThat(context).hasFailed()
                 .getFailure().hasStackTraceContaining("SlotWithoutSchedule.run: oncePerSlot needs exactly one @Scheduled"));
+        runner().withUserConfiguration(BadMethods.SlotOnAReadLock.class).run(context -> assertThat(context).hasFailed()
+                .getFailure().hasStackTraceContaining("SlotOnAReadLock.run: oncePerSlot needs mode LOCK, and mode is READ"));
     }
 
     @Test
@@ -315,6 +338,21 @@ class LatchkeyAutoConfigurationTest {
                 return ++runs;
             }
 
+            @DistributedLocked(name = "job:dim", mode = DistributedLocked.Mode.READ)
+            public String readDim() {
+                return "read held=" + client.readWriteLock("job:dim").readLock().isHeldByCurrentThread();
+            }
+
+            @DistributedLocked(name = "job:dim", mode = DistributedLocked.Mode.WRITE)
+            public String writeDim() {
+                return "write held=" + client.readWriteLock("job:dim").writeLock().isHeldByCurrentThread();
+            }
+
+            @DistributedLocked(name = "job:dim")
+            public String lockDim() {
+                return "lock";
+            }
+
             @DistributedLocked(name = "job:failing")
             public void failing() throws java.io.IOException {
                 throw new java.io.IOException("disk full");
@@ -323,6 +361,14 @@ class LatchkeyAutoConfigurationTest {
     }
 
     static class BadMethods {
+        @Configuration(proxyBeanMethods = false)
+        static class SlotOnAReadLock {
+            @DistributedLocked(name = "job:slot-read", mode = DistributedLocked.Mode.READ, oncePerSlot = true)
+            @org.springframework.scheduling.annotation.Scheduled(cron = "0 0 * * * *")
+            public void run() {
+            }
+        }
+
         @Configuration(proxyBeanMethods = false)
         @Import(Jobs.class)
         static class PrivateJob {
