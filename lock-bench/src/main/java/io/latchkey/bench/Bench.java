@@ -24,7 +24,7 @@ import java.util.Map;
  * its median and min–max.
  *
  * <p>Options (defaults in brackets): {@code --backends redis,zookeeper,etcd,kafka [all]},
- * {@code --scenarios uncontended,contended,handover,crash,connect,names [all]}, {@code --rounds N [3]},
+ * {@code --scenarios uncontended,contended,handover,crash,connect,names,readwrite [all]}, {@code --rounds N [3]},
  * {@code --seconds S} per timed scenario and variant [3], {@code --names N} for the distinct-names
  * scenario [1000], {@code --lease 6s} and {@code --timeout 2s} for every variant,
  * {@code --hold 50ms} a holder keeps the lock in the hand-over scenario [50ms, Kafka 1s],

@@ -21,6 +21,13 @@ final class LatchkeyLocker implements Locker {
     }
 
     @Override
+    public Held acquireMode(String name, boolean write, Duration wait) throws InterruptedException {
+        var rw = client.readWriteLock(name);
+        Optional<Lease> lease = (write ? rw.writeLock() : rw.readLock()).tryLock(wait);
+        return lease.<Held>map(l -> l::close).orElse(null);
+    }
+
+    @Override
     public void close() {
         client.close();
     }

@@ -67,6 +67,14 @@ final class RawLockers {
                 return lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS) ? lock::unlock : null;
             }
 
+            /** {@code RReadWriteLock}'s modes, with the watchdog as the lock's. */
+            @Override
+            public Held acquireMode(String name, boolean write, Duration wait) throws InterruptedException {
+                org.redisson.api.RReadWriteLock rw = r.getReadWriteLock("bench:rw:" + name);
+                RLock lock = write ? rw.writeLock() : rw.readLock();
+                return lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS) ? lock::unlock : null;
+            }
+
             @Override
             public void close() {
                 r.shutdown();
@@ -113,6 +121,14 @@ final class RawLockers {
             @Override
             public Held acquire(String name, Duration wait) throws Exception {
                 InterProcessMutex m = new InterProcessMutex(c, "/bench/" + name);
+                return m.acquire(wait.toMillis(), TimeUnit.MILLISECONDS) ? m::release : null;
+            }
+
+            /** {@code InterProcessReadWriteLock}'s modes, a new lock per acquisition as the mutex. */
+            @Override
+            public Held acquireMode(String name, boolean write, Duration wait) throws Exception {
+                var rw = new org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock(c, "/bench/rw/" + name);
+                InterProcessMutex m = write ? rw.writeLock() : rw.readLock();
                 return m.acquire(wait.toMillis(), TimeUnit.MILLISECONDS) ? m::release : null;
             }
 

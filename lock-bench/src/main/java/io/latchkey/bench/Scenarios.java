@@ -31,7 +31,7 @@ import org.HdrHistogram.Recorder;
 final class Scenarios {
 
     /** The scenarios in the order a round runs them. */
-    static final List<String> ALL = List.of("uncontended", "contended", "handover", "crash", "connect", "names");
+    static final List<String> ALL = List.of("uncontended", "contended", "handover", "crash", "connect", "names", "readwrite");
 
     static final String P50 = "lock+unlock p50 (ms)";
     static final String P99 = "lock+unlock p99 (ms)";
@@ -45,6 +45,10 @@ final class Scenarios {
     static final String NAMES_TIME = "distinct names: lock+unlock each, total (ms)";
     static final String NAMES_HEAP = "distinct names: heap after GC per name (bytes)";
     static final String NAMES_LEFT = "distinct names: objects left on the server per name";
+    static final String RW_READ = "read-write: uncontended read lock+unlock p50 (ms)";
+    static final String RW_WRITE = "read-write: uncontended write lock+unlock p50 (ms)";
+    static final String RW_READS = "read-write: 8 readers + 1 writer, reads/s";
+    static final String RW_WRITES = "read-write: 8 readers + 1 writer, writes/s";
 
     private static final Duration LONG_WAIT = Duration.ofSeconds(60);
     private static final int UNCONTENDED_MAX_OPS = 5_000;
@@ -82,6 +86,8 @@ final class Scenarios {
                 return Map.of(CONNECT, connect(v, name));
             case "names":
                 return names(v, name);
+            case "readwrite":
+                return readWrite(v, name);
             default:
                 throw new IllegalArgumentException("unknown scenario '" + scenario + "': use " + String.join(", ", ALL));
         }
@@ -107,6 +113,72 @@ final class Scenarios {
             m.put(P999, ms(h.getValueAtPercentile(99.9)));
             return m;
         }
+    }
+
+    /**
+     * A read-write lock: uncontended read and write lock+unlock (one thread, one client), then two clients
+     * with four reading threads each and one writing thread on the first, no work under the lock. A
+     * variant without read-write locks (a raw client with no such recipe, Latchkey on Kafka) measures nothing.
+     */
+    private Map<String, Double> readWrite(Backend.Variant v, String name) throws Exception {
+        Map<String, Double> m = new LinkedHashMap<>();
+        try (Locker l = v.opener().open(target)) {
+            try {
+                m.put(RW_READ, modeP50(l, name + "-r", false));
+            } catch (UnsupportedOperationException e) {
+                return Map.of();
+            }
+            m.put(RW_WRITE, modeP50(l, name + "-w", true));
+        }
+        List<Locker> clients = open(v, 2);
+        try {
+            AtomicLong reads = new AtomicLong();
+            AtomicLong writes = new AtomicLong();
+            CountDownLatch start = new CountDownLatch(1);
+            long[] end = new long[1];
+            List<Thread> threads = new ArrayList<>();
+            List<Throwable> failures = new ArrayList<>();
+            for (int t = 0; t < 9; t++) {
+                boolean write = t == 8;
+                Locker l = clients.get(write ? 0 : t % 2);
+                threads.add(thread("readwrite", () -> {
+                    start.await();
+                    while (System.nanoTime() - end[0] < 0) {
+                        Locker.Held h = l.acquireMode(name + "-mixed", write, LONG_WAIT);
+                        if (h == null) {
+                            throw new IllegalStateException(v.label() + ": not acquired within " + LONG_WAIT);
+                        }
+                        h.release();
+                        if (System.nanoTime() - end[0] < 0) {
+                            (write ? writes : reads).incrementAndGet();
+                        }
+                    }
+                }, failures));
+            }
+            end[0] = System.nanoTime() + seconds.toNanos();
+            start.countDown();
+            join(threads, seconds.plus(LONG_WAIT), failures);
+            m.put(RW_READS, reads.get() / (seconds.toNanos() / 1e9));
+            m.put(RW_WRITES, writes.get() / (seconds.toNanos() / 1e9));
+            return m;
+        } finally {
+            closeAll(clients);
+        }
+    }
+
+    /** The median of one mode's lock+unlock on one thread, after a warm-up, for the run's duration (at most 2,000). */
+    private double modeP50(Locker l, String name, boolean write) throws Exception {
+        for (int i = 0; i < 50; i++) {
+            l.acquireMode(name, write, LONG_WAIT).release();
+        }
+        Histogram h = new Histogram(3);
+        long end = System.nanoTime() + seconds.toNanos();
+        for (int i = 0; i < 2_000 && (i < 3 || System.nanoTime() - end < 0); i++) {
+            long t0 = System.nanoTime();
+            l.acquireMode(name, write, LONG_WAIT).release();
+            h.recordValue(System.nanoTime() - t0);
+        }
+        return ms(h.getValueAtPercentile(50));
     }
 
     /** Two clients, four threads each, one name, no work under the lock. */
