@@ -31,6 +31,14 @@
  *       {@code tryAcquire} takes another permit; a different number of permits for a name in use is an
  *       {@link IllegalArgumentException} naming both; at most 1000 permits; a backend without them
  *       refuses {@code semaphore()} with an {@link UnsupportedOperationException} naming it.</li>
+ *   <li>Read-write locks ({@link io.latchkey.LockClient#readWriteLock}): each mode is a whole
+ *       {@link io.latchkey.DistributedLock}; a read taken by the thread that holds the write lock nests
+ *       in the write grant, so closing the write lease first downgrades without a gap, and the name stays
+ *       exclusive until the read closes too (Curator lets other readers in at once; we prefer no new
+ *       grant, so no round trip that could fail, in the middle of a downgrade); a write asked while the
+ *       thread holds only a read is refused at once, as Curator and Redisson would wait for ever; each
+ *       reading thread is a holder of its own at the backend, so that a writer waiting behind readers
+ *       is never starved by one client's threads joining a read it already holds.</li>
  *   <li>Multi-locks ({@link io.latchkey.LockClient#multiLock(String...)}) are the client's ordinary
  *       locks taken in the order of {@link String#compareTo}, so every backend has them and their
  *       events are the locks'; a name given twice is refused, not merged; a lost lock invalidates the
