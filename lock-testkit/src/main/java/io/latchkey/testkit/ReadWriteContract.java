@@ -15,7 +15,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * backend that offers read-write locks, beside its {@link LockContract}: readers together and a writer
  * alone, a waiting writer never starved by later readers, the reentrancy table of the shared layer on a
  * real server, one token sequence for both modes, and the lock's faults (kill -9 of a reader or of the
- * writer in a child JVM, a reader cut off the network, a writer paused past its lease). Every history
+ * writer in a child JVM, a reader cut off the network, a writer paused past its lease, a server restart). Every history
  * is checked by {@link io.latchkey.testkit.history.HistoryChecker#assertModesRespected}.
  *
  * <p>The same shape and hooks as {@link LockContract}; the groups only use the server, so they run
@@ -62,6 +62,17 @@ public abstract class ReadWriteContract<S extends LockServer> extends ServerCont
     @Order(2)
     @DisplayName("2. Faults: a killed reader frees only its own grant, a killed or paused writer frees the lock within its bound, a cut reader is lost before a writer's grant")
     class Faults extends ReadWriteFaultTests {
+        @Override
+        ReadWriteContract<?> contract() {
+            return ReadWriteContract.this;
+        }
+    }
+
+    @GroupExecution.Alone
+    @Nested
+    @Order(3)
+    @DisplayName("3. Server restart: readers holding and a writer waiting across it, never a writer beside another holder, usable afterwards")
+    class ServerRestart extends ReadWriteRestartTests {
         @Override
         ReadWriteContract<?> contract() {
             return ReadWriteContract.this;
