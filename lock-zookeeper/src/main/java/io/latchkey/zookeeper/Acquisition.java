@@ -17,8 +17,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One acquisition of a lock, run on the caller's thread: the lock recipe on ephemeral sequential nodes.
- * Not thread-safe (one caller); its watchers may fire on ZooKeeper's event thread.
+ * One acquisition of a lock, or of a read-write lock's read or write mode, run on the caller's thread:
+ * the lock recipe on ephemeral sequential nodes. Not thread-safe (one caller); its watchers may fire on
+ * ZooKeeper's event thread.
  *
  * <p><b>The recipe.</b> Create an ephemeral sequential node {@code <lock path>/_c_<uuid>-lock-<seq>}
  * (Curator's protected mode: after a lost connection Curator finds the node by its uuid rather than
@@ -51,15 +52,43 @@ import org.slf4j.LoggerFactory;
  * a short pause. A node the caller no longer waits for (deadline, interrupt, failure) is deleted with
  * Curator's guaranteed delete, including one whose create is answered only after the caller left. That
  * plumbing, the same for a permit's acquisition, is {@link ZnodeRequests}'.
+ *
+ * <p><b>Read-write locks</b> use the same recipe under {@code <base>/@rw/<name>}, with the node names of
+ * Curator's {@code InterProcessReadWriteLock}: {@code _c_<uuid>-__READ__<seq>} and
+ * {@code _c_<uuid>-__WRIT__<seq>}, ordered by the sequence after the marker, so that Curator's read-write
+ * lock on that path and ours exclude each other. A writer holds when its node is the lowest, and watches
+ * the node just below it; a reader holds when no write node is below its own, and watches the nearest
+ * write node below it, so that readers never wake each other and a reader that arrives after a waiting
+ * writer queues behind it. The token is the node's {@code czxid} as for a lock: global and growing, so a
+ * write's token is above every node created before it, read or write, and a read's above every write
+ * granted before it was asked for (that write's node was created earlier), whatever cleanup did to the
+ * per-parent sequence in between.
  */
 final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
 
     private static final Logger log = LoggerFactory.getLogger(Acquisition.class);
     /** The node name's part before the sequence number, as Curator's {@code InterProcessMutex} names it. */
     static final String LOCK_NODE_PREFIX = "lock-";
+    /** The markers of Curator's {@code InterProcessReadWriteLock} nodes. */
+    static final String READ_MARKER = "__READ__";
+    static final String WRITE_MARKER = "__WRIT__";
+
+    /** What is acquired: a lock, or a mode of a read-write lock; the node name's marker and the words of messages. */
+    enum Mode {
+        LOCK(LOCK_NODE_PREFIX, "lock"), READ(READ_MARKER, "read lock"), WRITE(WRITE_MARKER, "write lock");
+
+        final String marker;
+        final String noun;
+
+        Mode(String marker, String noun) {
+            this.marker = marker;
+            this.noun = noun;
+        }
+    }
 
     private final ZooKeeperBackend backend;
     private final String lockName;
+    private final Mode mode;
     private final String lockPath;
     private final LeaseEvidence evidence;
     private final byte[] data;
@@ -71,16 +100,18 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
     private boolean waited;
     private String predecessor; // the node this waiter watches, after a look that did not grant
 
-    Acquisition(ZooKeeperBackend backend, String lockName, Deadline deadline, LeaseEvidence evidence) {
+    Acquisition(ZooKeeperBackend backend, String lockName, Mode mode, Deadline deadline, LeaseEvidence evidence) {
         this.backend = backend;
         this.lockName = lockName;
-        this.lockPath = backend.lockPath(lockName);
+        this.mode = mode;
+        this.lockPath = mode == Mode.LOCK ? backend.lockPath(lockName) : backend.readWritePath(lockName);
         this.evidence = evidence;
         this.data = lockName.getBytes(StandardCharsets.UTF_8);
-        String where = backend.describe(lockName);
-        this.requests = new ZnodeRequests(backend, log, lockName, new ZnodeRequests.Words("lock '" + lockName + "'",
-                where, "node", "acquire", "lock '" + lockName + "' (" + where + ") was not acquired: ",
-                "waiting for the lock"), deadline, () -> backend.checkOpen(lockName));
+        String where = mode == Mode.LOCK ? backend.describe(lockName) : backend.describeReadWrite(lockName);
+        String subject = mode.noun + " '" + lockName + "'";
+        this.requests = new ZnodeRequests(backend, log, lockName, new ZnodeRequests.Words(subject,
+                where, "node", "acquire", subject + " (" + where + ") was not acquired: ",
+                "waiting for the " + mode.noun), deadline, () -> backend.checkOpen(lockName));
     }
 
     /** The granted lease, or {@code null} if the lock stayed held until the deadline. */
@@ -107,14 +138,14 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
         String ours = ZKPaths.getNodeFromPath(requests.node);
         if (!children.contains(ours)) {
             requests.node = null; // gone with this client's expired session
-            log.debug("lock '{}': this client's node {} is gone with its expired session; queueing again",
-                    lockName, ours);
+            log.debug("{} '{}': this client's node {} is gone with its expired session; queueing again",
+                    mode.noun, lockName, ours);
             return null;
         }
         if (requests.expired()) {
             return null;
         }
-        predecessor = predecessor(children, ours);
+        predecessor = mode == Mode.LOCK ? predecessor(children, ours) : blocker(children, ours, mode == Mode.WRITE);
         if (predecessor == null) {
             return grant(waited ? checkAt : evidenceAt, firesBefore);
         }
@@ -132,10 +163,10 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
     private boolean create() throws KeeperException, InterruptedException {
         CuratorEvent created = requests.create(cb -> backend.client.create().creatingParentContainersIfNeeded()
                 .withProtection().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).withACL(backend.acl, true)
-                .inBackground(cb).forPath(ZKPaths.makePath(lockPath, LOCK_NODE_PREFIX), data), "create a node for",
+                .inBackground(cb).forPath(ZKPaths.makePath(lockPath, mode.marker), data), "create a node for",
                 // the caller leaves: a node created after this moment would hold the lock for nobody
-                late -> log.info("lock '{}': node {} was created after the caller stopped waiting; deleting it",
-                        lockName, late));
+                late -> log.info("{} '{}': node {} was created after the caller stopped waiting; deleting it",
+                        mode.noun, lockName, late));
         Stat stat = requests.created(created, "confirm the node of");
         if (stat == null) {
             return false;
@@ -145,7 +176,9 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
     }
 
     private BackendLease grant(long evidenceAt, int firesBefore) {
-        ZooKeeperLease lease = new ZooKeeperLease(backend, lockName, requests.node, czxid, requests.owner, evidence);
+        ZooKeeperLease lease = mode == Mode.LOCK
+                ? new ZooKeeperLease(backend, lockName, requests.node, czxid, requests.owner, evidence)
+                : new ZooKeeperModeLease(backend, lockName, mode.noun, requests.node, czxid, requests.owner, evidence);
         requests.node = null; // the lease owns it now
         return requests.hold(lease, evidenceAt, firesBefore);
     }
@@ -189,5 +222,32 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
     static String sequence(String child) {
         int at = child.lastIndexOf(LOCK_NODE_PREFIX);
         return at < 0 ? null : child.substring(at + LOCK_NODE_PREFIX.length());
+    }
+
+    /**
+     * The node a read-write waiter waits for, or {@code null} if {@code ours} holds: for a writer the node
+     * just below it, read or write; for a reader the nearest write node below it. Nodes are ordered by the
+     * sequence after their marker, as Curator orders them.
+     */
+    static String blocker(List<String> children, String ours, boolean write) {
+        List<String> nodes = new ArrayList<>();
+        for (String child : children) {
+            if (modeSequence(child) != null) {
+                nodes.add(child);
+            }
+        }
+        nodes.sort(Comparator.comparing(Acquisition::modeSequence));
+        for (int at = nodes.indexOf(ours) - 1; at >= 0; at--) {
+            if (write || nodes.get(at).contains(WRITE_MARKER)) {
+                return nodes.get(at);
+            }
+        }
+        return null;
+    }
+
+    /** The sequence after a read or write marker ({@code _c_<uuid>-__READ__0000000007}), or null if it has none. */
+    static String modeSequence(String child) {
+        int at = Math.max(child.lastIndexOf(READ_MARKER), child.lastIndexOf(WRITE_MARKER));
+        return at < 0 ? null : child.substring(at + READ_MARKER.length());
     }
 }

@@ -20,6 +20,7 @@ import org.apache.zookeeper.common.PathUtils;
  * <p>Semaphores live in the subtree {@value #SEMAPHORES} under the base path, their names mapped the
  * same way below it. No lock name maps to that node: {@code @} is always encoded ({@code @semaphores}
  * as a lock name is {@code %40semaphores}), so a lock and a semaphore of one name never share a node.
+ * Read-write locks live in the subtree {@value #READ_WRITE} beside it, for the same reason.
  */
 final class LockPaths {
 
@@ -27,6 +28,8 @@ final class LockPaths {
     static final String DEFAULT_BASE = "/latchkey";
     /** The node under the base path that holds the semaphores: a name no lock name maps to. */
     static final String SEMAPHORES = "@semaphores";
+    /** The node under the base path that holds the read-write locks: a name no lock name maps to. */
+    static final String READ_WRITE = "@rw";
     static final int MAX_PLAIN = 200;
     static final int KEPT = 120;
     private static final char[] HEX = "0123456789ABCDEF".toCharArray();

@@ -8,6 +8,7 @@ import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.PermitLease;
+import io.latchkey.spi.ReadWriteBackend;
 import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
 import java.util.List;
@@ -38,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * The backend's threads: one renewal timer, and Curator's own (its event thread and the ZooKeeper
  * client's two).
  */
-final class ZooKeeperBackend implements SemaphoreBackend {
+final class ZooKeeperBackend implements SemaphoreBackend, ReadWriteBackend {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperBackend.class);
     private static final AtomicInteger BACKENDS = new AtomicInteger();
@@ -102,6 +103,28 @@ final class ZooKeeperBackend implements SemaphoreBackend {
     }
 
     @Override
+    public String describeReadWrite(String name) {
+        return "zookeeper path '" + readWritePath(name) + "'";
+    }
+
+    /** Where read-write lock {@code name}'s nodes live, with the names Curator's {@code InterProcessReadWriteLock} gives them. */
+    String readWritePath(String name) {
+        return basePath + "/" + LockPaths.READ_WRITE + "/" + LockPaths.nodeName(name);
+    }
+
+    @Override
+    public BackendLease acquireRead(String name, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        checkOpen(name);
+        return new Acquisition(this, name, Acquisition.Mode.READ, deadline, evidence).run();
+    }
+
+    @Override
+    public BackendLease acquireWrite(String name, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        checkOpen(name);
+        return new Acquisition(this, name, Acquisition.Mode.WRITE, deadline, evidence).run();
+    }
+
+    @Override
     public PermitLease acquirePermit(String name, int permits, Deadline deadline, LeaseEvidence evidence)
             throws InterruptedException {
         if (closed) {
@@ -136,7 +159,7 @@ final class ZooKeeperBackend implements SemaphoreBackend {
     @Override
     public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         checkOpen(lockName);
-        return new Acquisition(this, lockName, deadline, evidence).run();
+        return new Acquisition(this, lockName, Acquisition.Mode.LOCK, deadline, evidence).run();
     }
 
     void checkOpen(String lockName) {

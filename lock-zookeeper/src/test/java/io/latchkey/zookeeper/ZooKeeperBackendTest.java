@@ -123,6 +123,44 @@ class ZooKeeperBackendTest {
     }
 
     @Test
+    @DisplayName("Latchkey's read-write locks and Curator's InterProcessReadWriteLock on the same path: readers share, writers exclude")
+    void curatorReadWriteLockOnTheSamePath() throws Exception {
+        String name = "curator-rw-" + System.nanoTime();
+        String path = LockPaths.DEFAULT_BASE + "/" + LockPaths.READ_WRITE + "/" + LockPaths.nodeName(name);
+        LockClient client = client("HOST");
+        var ours = client.readWriteLock(name);
+        var curator = new org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock(raw, path);
+        assertThat(curator.writeLock().acquire(PATIENT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        try {
+            assertThat(ours.readLock().tryLock(Duration.ZERO)).as("our read while Curator writes").isEmpty();
+            assertThat(ours.writeLock().tryLock(Duration.ZERO)).as("our write while Curator writes").isEmpty();
+        } finally {
+            curator.writeLock().release();
+        }
+        try (Lease write = ours.writeLock().lock(PATIENT)) {
+            assertThat(curator.readLock().acquire(0, TimeUnit.MILLISECONDS)).as("Curator's read while we write").isFalse();
+            assertThat(curator.writeLock().acquire(0, TimeUnit.MILLISECONDS)).as("Curator's write while we write").isFalse();
+            assertThat(write.isValid()).isTrue();
+        }
+        try (Lease read = ours.readLock().lock(PATIENT)) {
+            assertThat(curator.readLock().acquire(PATIENT.toMillis(), TimeUnit.MILLISECONDS)).as("Curator's read beside ours")
+                    .isTrue();
+            curator.readLock().release();
+            assertThat(curator.writeLock().acquire(0, TimeUnit.MILLISECONDS)).as("Curator's write while we read").isFalse();
+            assertThat(read.isValid()).isTrue();
+        }
+        assertThat(curator.readLock().acquire(PATIENT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        try {
+            try (Lease read = ours.readLock().lock(Duration.ZERO)) {
+                assertThat(read.isValid()).as("our read beside Curator's").isTrue();
+            }
+            assertThat(ours.writeLock().tryLock(Duration.ZERO)).as("our write while Curator reads").isEmpty();
+        } finally {
+            curator.readLock().release();
+        }
+    }
+
+    @Test
     @DisplayName("Latchkey's locks and plain Curator InterProcessMutex on the same path exclude each other")
     void curatorMutexOnTheSamePathExcludes() throws Exception {
         String name = "curator-" + System.nanoTime();
