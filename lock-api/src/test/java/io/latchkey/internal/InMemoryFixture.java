@@ -1,6 +1,10 @@
 package io.latchkey.internal;
 
 import io.latchkey.LockOptions;
+import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.Deadline;
+import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.LockBackend;
 import io.latchkey.memory.InMemoryBackend;
 import io.latchkey.memory.InMemoryServer;
 import java.time.Duration;
@@ -39,6 +43,35 @@ abstract class InMemoryFixture {
         backends.add(backend);
         clients.add(client);
         return client;
+    }
+
+    /**
+     * A backend on this test's server that offers locks only, as a third-party backend might: no
+     * semaphores, and no read-write locks for the reason {@code why}.
+     */
+    LockBackend locksOnlyBackend(String why) {
+        InMemoryBackend memory = new InMemoryBackend(server, LEASE, TIMEOUT);
+        return new LockBackend() {
+            @Override
+            public String describe(String lockName) {
+                return memory.describe(lockName);
+            }
+
+            @Override
+            public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+                return memory.acquire(lockName, deadline, evidence);
+            }
+
+            @Override
+            public String whyNoReadWriteLocks() {
+                return why;
+            }
+
+            @Override
+            public void close() {
+                memory.close();
+            }
+        };
     }
 
     @AfterEach

@@ -8,10 +8,7 @@ import io.latchkey.DistributedReadWriteLock;
 import io.latchkey.Lease;
 import io.latchkey.LockListener;
 import io.latchkey.LockListener.Target;
-import io.latchkey.memory.InMemoryBackend;
-import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
-import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import java.time.Duration;
 import java.util.List;
@@ -204,28 +201,7 @@ class ReadWriteLockTest extends InMemoryFixture {
     @Test
     @DisplayName("a backend without read-write locks is refused at readWriteLock(), naming it and the reason; bad names too")
     void refusals() {
-        InMemoryBackend memory = new InMemoryBackend(server, LEASE, TIMEOUT);
-        LockBackend locksOnly = new LockBackend() {
-            @Override
-            public String describe(String lockName) {
-                return memory.describe(lockName);
-            }
-
-            @Override
-            public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
-                return memory.acquire(lockName, deadline, evidence);
-            }
-
-            @Override
-            public String whyNoReadWriteLocks() {
-                return "test: this backend keeps one holder per name";
-            }
-
-            @Override
-            public void close() {
-                memory.close();
-            }
-        };
+        LockBackend locksOnly = locksOnlyBackend("test: this backend keeps one holder per name");
         SharedLockClient client = new SharedLockClient("locks-only", locksOnly, OPTIONS);
         clients.add(client);
         assertThatThrownBy(() -> client.readWriteLock("dim")).isInstanceOf(UnsupportedOperationException.class)

@@ -10,9 +10,6 @@ import io.latchkey.LockLostException;
 import io.latchkey.LockNotAcquiredException;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.memory.InMemoryBackend;
-import io.latchkey.spi.BackendLease;
-import io.latchkey.spi.Deadline;
-import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.LockClients;
 import java.time.Duration;
@@ -215,23 +212,7 @@ class SharedSemaphoreTest extends InMemoryFixture {
     @Test
     @DisplayName("a backend without semaphores refuses them with UnsupportedOperationException naming the backend")
     void backendWithoutSemaphores() {
-        InMemoryBackend memory = new InMemoryBackend(server, LEASE, TIMEOUT);
-        LockBackend locksOnly = new LockBackend() { // the same server, offering only locks, as a backend of its own
-            @Override
-            public String describe(String lockName) {
-                return memory.describe(lockName);
-            }
-
-            @Override
-            public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
-                return memory.acquire(lockName, deadline, evidence);
-            }
-
-            @Override
-            public void close() {
-                memory.close();
-            }
-        };
+        LockBackend locksOnly = locksOnlyBackend("test: one holder per name");
         try (LockClient client = LockClients.of("locks-only", locksOnly, OPTIONS)) {
             assertThatThrownBy(() -> client.semaphore("x", 2)).isInstanceOf(UnsupportedOperationException.class)
                     .hasMessageContaining("the locks-only backend").hasMessageContaining("does not offer semaphores")
