@@ -71,6 +71,10 @@ final class ScheduledRun {
         }
 
         private static Optional<Instant> readSlot(SharedLockClient client, String name, Grant grant) {
+            if (grant.target.kind() != LockListener.Target.Kind.LOCK) {
+                throw new LockException(name, grant.target + " (" + client.describe(grant.target) + "): schedule slots"
+                        + " are recorded with a lock, not with a read-write lock; run without a slot, or under the lock");
+            }
             if (!grant.backendLease.recordsSlots()) {
                 throw new LockException(name, "lock '" + name + "' (" + client.backend().describe(name) + "): the " + client.backendName()
                         + " backend does not record schedule slots; run without a slot, or use a backend that records them");

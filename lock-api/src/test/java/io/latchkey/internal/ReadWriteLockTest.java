@@ -199,6 +199,21 @@ class ReadWriteLockTest extends InMemoryFixture {
     }
 
     @Test
+    @DisplayName("a task under a read or write lease runs, but a schedule slot is refused: slots are recorded with a lock")
+    void tasksRunButSlotsAreTheLocks() throws Exception {
+        SharedLockClient client = newClient();
+        io.latchkey.LockResult<String> ran = client.readWriteLock("dim").readLock().callLocked(Duration.ZERO,
+                lease -> lease.lockName() + " " + lease.isValid());
+        assertThat(ran.value()).isEqualTo("dim true");
+        io.latchkey.LockRequest slotted = io.latchkey.LockRequest.builder().slot(java.time.Instant.parse("2026-12-03T00:00:00Z"))
+                .build();
+        assertThatThrownBy(() -> client.readWriteLock("dim").writeLock().callLocked(slotted, lease -> "ran"))
+                .isInstanceOf(io.latchkey.LockException.class).hasMessageContaining("write lock 'dim'")
+                .hasMessageContaining("memory read-write lock 'dim'").hasMessageContaining("recorded with a lock");
+        assertThat(server.writing("dim")).isFalse();
+    }
+
+    @Test
     @DisplayName("a backend without read-write locks is refused at readWriteLock(), naming it and the reason; bad names too")
     void refusals() {
         LockBackend locksOnly = locksOnlyBackend("test: this backend keeps one holder per name");

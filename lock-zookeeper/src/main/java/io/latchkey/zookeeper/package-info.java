@@ -51,6 +51,17 @@
  * {@code atLeast}. The last completed schedule slot is recorded in the lock name's node, fenced by the
  * holder's lock node and token (see {@code SlotRecord}); that node then stays, as the record of what ran.
  *
+ * <p><b>Read-write locks</b> ({@code Acquisition} in its read and write modes, {@code ZooKeeperModeLease}).
+ * A read-write lock is the container node {@code <base>/@rw/<name>} (no lock name maps to {@code @rw}),
+ * holding ephemeral sequential nodes with the names Curator's {@code InterProcessReadWriteLock} gives
+ * them, {@code _c_<uuid>-__READ__<seq>} and {@code _c_<uuid>-__WRIT__<seq>}: Curator's read-write lock on
+ * that path and ours exclude each other, and their readers share. A writer holds when no node is below
+ * its own, a reader when no write node is; each waits on the one node that blocks it, so readers never
+ * wake each other and a reader that comes after a waiting writer queues behind it. The token is the
+ * node's {@code czxid}, one growing sequence for both modes. Everything else (evidence, loss, bounds,
+ * the guaranteed delete of an abandoned node, the container's cleanup) is the lock's; no schedule slot
+ * is recorded with a read-write lock.
+ *
  * <p><b>Semaphores</b> ({@code PermitAcquisition}, {@code ZooKeeperPermit}). A semaphore of {@code N}
  * permits is the container node {@code <base>/@semaphores/<name>} (names mapped as lock names; no lock
  * name maps to {@code @semaphores}, since {@code @} is always encoded, so a lock and a semaphore of one

@@ -56,6 +56,16 @@ class LockPathsTest {
     }
 
     @Test
+    @DisplayName("no lock or semaphore name maps to the read-write locks' subtree, which differs from the semaphores'")
+    void noNameMapsToTheReadWriteLocks() {
+        assertThat(LockPaths.nodeName(LockPaths.READ_WRITE)).isEqualTo("%40rw");
+        assertThat(LockPaths.READ_WRITE).isNotEqualTo(LockPaths.SEMAPHORES);
+        for (String name : List.of("@rw", "%40rw", "@", "x".repeat(255))) {
+            assertThat(LockPaths.nodeName(name)).as("the node of '%s'", name).isNotEqualTo(LockPaths.READ_WRITE);
+        }
+    }
+
+    @Test
     @DisplayName("the base path comes from the URI's path, prefixed by the namespace, and must be legal")
     void basePath() {
         assertThat(LockPaths.basePath("", null)).isEqualTo("/latchkey");
