@@ -193,29 +193,34 @@ final class EtcdLockBackend implements SemaphoreBackend {
         }
     }
 
+    /** {@link #session(String, String)} for lock {@code lockName}. */
+    EtcdSession session(String lockName) throws InterruptedException {
+        return session(lockName, subject(lockName));
+    }
+
     /**
      * The client's session, granting a new lease if there is none or the last one ended; one grant at a
      * time, whatever the number of threads that need it.
+     *
+     * @param subject what the session is wanted for, first in messages, as {@link #subject} says it
      */
-    EtcdSession session(String lockName) throws InterruptedException {
+    EtcdSession session(String name, String subject) throws InterruptedException {
         sessionLock.lockInterruptibly();
         try {
             if (closed) {
-                throw new IllegalStateException("lock '" + lockName + "': the etcd lock client for " + where
-                        + " is closed");
+                throw new IllegalStateException(subject + "the etcd lock client for " + where + " is closed");
             }
             EtcdSession current = session;
             if (current != null && current.usable()) {
                 return current;
             }
             long sentAt = System.nanoTime();
-            LeaseGrantResponse granted = call(lockName, "granting a lease", client.getLeaseClient()
+            LeaseGrantResponse granted = call(name, subject, "granting a lease", client.getLeaseClient()
                     .grant(ttlSeconds, timeout.toMillis(), TimeUnit.MILLISECONDS));
             if (granted.getTTL() != ttlSeconds) {
                 // connect checked the minimum; a member with other settings may still raise it
-                log.warn("lock '{}' ({}): etcd granted a lease of {}s instead of the {}s asked for, so a crash of this"
-                        + " client frees its locks later than lease={}", lockName, describe(lockName), granted.getTTL(),
-                        ttlSeconds, Durations.format(lease));
+                log.warn("{}etcd granted a lease of {}s instead of the {}s asked for, so a crash of this client frees"
+                        + " its locks later than lease={}", subject, granted.getTTL(), ttlSeconds, Durations.format(lease));
             }
             session = new EtcdSession(this, granted.getID(), Duration.ofSeconds(granted.getTTL()), sentAt, safetyMargin,
                     keepalives);
@@ -229,35 +234,7 @@ final class EtcdLockBackend implements SemaphoreBackend {
     private BackendLease attempt(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         EtcdSession session = session(lockName);
         ByteSequence key = bytes(prefix(lockName) + session.idString() + "-" + Long.toHexString(KEYS.incrementAndGet()));
-        EtcdLease lease = new EtcdLease(this, lockName, key, session);
-        if (!session.register(lease)) {
-            throw new LockBackendUnavailableException(lockName, subject(lockName) + "the etcd lease of this client ended"
-                    + " just now: " + session.failure() + "; trying again on a new one", session.failureCause());
-        }
-        boolean handedOut = false;
-        boolean unreachable = false;
-        try {
-            EtcdQueue.Ahead predecessor = queue.enqueue(lockName, lease);
-            if (predecessor != null && !queue.awaitTurn(lockName, lease, predecessor, deadline)) {
-                return null;
-            }
-            if (!session.usable()) {
-                lease.ensureAlive(); // the session ended while waiting, or its keepalive is overdue: try again
-            }
-            lease.granted(evidence);
-            handedOut = true;
-            log.debug("lock '{}' acquired: key '{}', token {}", lockName, lease.keyString(), lease.fencingToken());
-            return lease;
-        } catch (LockBackendUnavailableException e) {
-            unreachable = true;
-            throw e;
-        } finally {
-            if (!handedOut) {
-                // an abandoned waiter must never become the holder later: its key goes now, not with the lease;
-                // towards an unreachable etcd the delete is only sent, and sent again at the next keepalives
-                lease.abandon(!unreachable);
-            }
-        }
+        return queue.take(new EtcdLease(this, lockName, key, session), deadline, evidence);
     }
 
     /**
