@@ -14,6 +14,7 @@ import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockUri;
 import io.latchkey.spi.Pauses;
 import io.latchkey.spi.PermitLease;
+import io.latchkey.spi.ReadWriteBackend;
 import io.latchkey.spi.SemaphoreBackend;
 import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
@@ -77,12 +78,16 @@ import org.slf4j.LoggerFactory;
  * call to etcd is bounded by the {@code timeout} option.
  *
  * <p>Semaphores ({@link SemaphoreBackend}) are slot keys on the same sessions, calls and retries, see
- * {@link EtcdSemaphores}: a permit is renewed, lost and released exactly as a lock's key.
+ * {@link EtcdSemaphores}: a permit is renewed, lost and released exactly as a lock's key. Read-write
+ * locks ({@link ReadWriteBackend}) are reader and writer keys on the lock's own queue, sessions, calls
+ * and retries, under a prefix of their own, see {@link EtcdReadWrite}: a read or write grant costs,
+ * renews, is lost and is released exactly as a lock's key.
  *
  * <p>Thread-safe. The shared layer never sends two concurrent acquires of one lock name from one client;
- * it may send several of one semaphore name, which {@link EtcdSemaphores} expects.
+ * it may send several of one semaphore name, which {@link EtcdSemaphores} expects, and several reads
+ * of one read-write lock name, each a key of its own.
  */
-final class EtcdLockBackend implements SemaphoreBackend {
+final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLockBackend.class);
     private static final AtomicInteger BACKENDS = new AtomicInteger();
@@ -102,6 +107,7 @@ final class EtcdLockBackend implements SemaphoreBackend {
     private final ScheduledThreadPoolExecutor keepalives;
     private final EtcdQueue queue = new EtcdQueue(this);
     private final EtcdSemaphores semaphores = new EtcdSemaphores(this);
+    private final EtcdReadWrite readWrite;
     private final ReentrantLock sessionLock = new ReentrantLock();
     private EtcdSession session; // guarded by sessionLock
     private boolean closed; // guarded by sessionLock
@@ -118,6 +124,7 @@ final class EtcdLockBackend implements SemaphoreBackend {
         this.safetyMargin = options.safetyMargin();
         this.where = where;
         this.user = options.username();
+        this.readWrite = new EtcdReadWrite(this, queue, namespace);
         this.keepalives = new ScheduledThreadPoolExecutor(1,
                 DaemonThreads.factory("latchkey-etcd-" + BACKENDS.incrementAndGet() + "-keepalive"));
         this.keepalives.setRemoveOnCancelPolicy(true);
@@ -159,6 +166,23 @@ final class EtcdLockBackend implements SemaphoreBackend {
     public PermitLease acquirePermit(String name, int permits, Deadline deadline, LeaseEvidence evidence)
             throws InterruptedException {
         return retrying(name, deadline, () -> semaphores.attempt(name, permits, deadline, evidence));
+    }
+
+    @Override
+    public String describeReadWrite(String name) {
+        return readWrite.describe(name);
+    }
+
+    /** A read grant as {@link EtcdReadWrite} takes it, on the same sessions, retries and bounds as a lock. */
+    @Override
+    public BackendLease acquireRead(String name, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        return retrying(name, deadline, () -> readWrite.attempt(name, false, deadline, evidence));
+    }
+
+    /** The write grant as {@link EtcdReadWrite} takes it, on the same sessions, retries and bounds as a lock. */
+    @Override
+    public BackendLease acquireWrite(String name, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        return retrying(name, deadline, () -> readWrite.attempt(name, true, deadline, evidence));
     }
 
     /** One attempt on the client's current session; null if the deadline passed while waiting. */

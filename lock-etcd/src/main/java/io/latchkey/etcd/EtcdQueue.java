@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * that predecessor. Stateless apart from its backend; thread-safe.
  *
  * <p>What blocks a contender is the key with the highest create revision below its own under
- * {@link EtcdLease#blockers()}: for a lock, the whole queue.
+ * {@link EtcdLease#blockers()}: for a lock, the whole queue; for a read-write lock's reader, only the
+ * writers' keys ({@link EtcdReadWrite}). The queue is otherwise the same for both.
  */
 final class EtcdQueue {
 
