@@ -108,7 +108,7 @@ class EtcdLease implements BackendLease {
         if (target != null) {
             target.lost(reason, cause);
         } else {
-            log.debug("lock '{}': lease of waiting key '{}' ended: {}", lockName, keyString(), reason);
+            log.debug("{}lease of waiting key '{}' ended: {}", subject(), keyString(), reason);
         }
     }
 
@@ -134,6 +134,14 @@ class EtcdLease implements BackendLease {
     /** {@code "lock 'name' (etcd key prefix '...'): "}: what this key is held for, first in messages. */
     String subject() {
         return backend.subject(lockName);
+    }
+
+    /**
+     * The key prefix under which a key created before this one keeps it waiting, see {@link EtcdQueue}:
+     * for a lock, its whole queue.
+     */
+    String blockers() {
+        return backend.prefix(lockName);
     }
 
     /** Called once when this handle ends its part in the session (released, abandoned or handed to {@code atLeast}). */
@@ -197,8 +205,8 @@ class EtcdLease implements BackendLease {
             deleted.whenComplete((r, e) -> {
                 if (e != null) {
                     session.deleteLater(key, rev);
-                    log.debug("lock '{}': could not remove waiting key '{}' ({}); retried at the next keepalive",
-                            lockName, keyString(), EtcdErrors.message(e));
+                    log.debug("{}could not remove waiting key '{}' ({}); retried at the next keepalive",
+                            subject(), keyString(), EtcdErrors.message(e));
                 }
             });
             return;
@@ -258,9 +266,9 @@ class EtcdLease implements BackendLease {
         long newLease;
         TxnResponse moved;
         try {
-            newLease = backend.callUninterruptibly(lockName, what, backend.client().getLeaseClient()
+            newLease = backend.callUninterruptibly(lockName, subject(), what, backend.client().getLeaseClient()
                     .grant(seconds, backend.timeout().toMillis(), TimeUnit.MILLISECONDS)).getID();
-            moved = backend.callUninterruptibly(lockName, what, backend.client().getKVClient().txn()
+            moved = backend.callUninterruptibly(lockName, subject(), what, backend.client().getKVClient().txn()
                     .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)))
                     .Then(Op.put(key, EtcdLockBackend.bytes(lockName), PutOption.builder().withLeaseId(newLease).build()))
                     .commit());
@@ -271,15 +279,15 @@ class EtcdLease implements BackendLease {
         }
         if (!moved.isSucceeded()) {
             try {
-                backend.callUninterruptibly(lockName, "revoking lease " + Long.toHexString(newLease),
+                backend.callUninterruptibly(lockName, subject(), "revoking lease " + Long.toHexString(newLease),
                         backend.client().getLeaseClient().revoke(newLease));
             } catch (LockException e) {
                 // nothing is bound to it; it expires on its own within seconds
-                log.debug("lock '{}': could not revoke lease {} ({}); it expires on its own", lockName,
+                log.debug("{}could not revoke lease {} ({}); it expires on its own", subject(),
                         Long.toHexString(newLease), e.getMessage());
             }
         }
-        log.debug("lock '{}': key '{}' {} for atLeast", lockName, keyString(),
+        log.debug("{}key '{}' {} for atLeast", subject(), keyString(),
                 moved.isSucceeded() ? "bound to a lease of " + seconds + "s" : "was no longer held");
         return true;
     }

@@ -14,6 +14,7 @@ import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockUri;
 import io.latchkey.spi.Pauses;
 import io.latchkey.spi.PermitLease;
+import io.latchkey.spi.ReadWriteBackend;
 import io.latchkey.spi.SemaphoreBackend;
 import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
@@ -77,12 +78,16 @@ import org.slf4j.LoggerFactory;
  * call to etcd is bounded by the {@code timeout} option.
  *
  * <p>Semaphores ({@link SemaphoreBackend}) are slot keys on the same sessions, calls and retries, see
- * {@link EtcdSemaphores}: a permit is renewed, lost and released exactly as a lock's key.
+ * {@link EtcdSemaphores}: a permit is renewed, lost and released exactly as a lock's key. Read-write
+ * locks ({@link ReadWriteBackend}) are reader and writer keys on the lock's own queue, sessions, calls
+ * and retries, under a prefix of their own, see {@link EtcdReadWrite}: a read or write grant costs,
+ * renews, is lost and is released exactly as a lock's key.
  *
  * <p>Thread-safe. The shared layer never sends two concurrent acquires of one lock name from one client;
- * it may send several of one semaphore name, which {@link EtcdSemaphores} expects.
+ * it may send several of one semaphore name, which {@link EtcdSemaphores} expects, and several reads
+ * of one read-write lock name, each a key of its own.
  */
-final class EtcdLockBackend implements SemaphoreBackend {
+final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLockBackend.class);
     private static final AtomicInteger BACKENDS = new AtomicInteger();
@@ -102,6 +107,7 @@ final class EtcdLockBackend implements SemaphoreBackend {
     private final ScheduledThreadPoolExecutor keepalives;
     private final EtcdQueue queue = new EtcdQueue(this);
     private final EtcdSemaphores semaphores = new EtcdSemaphores(this);
+    private final EtcdReadWrite readWrite;
     private final ReentrantLock sessionLock = new ReentrantLock();
     private EtcdSession session; // guarded by sessionLock
     private boolean closed; // guarded by sessionLock
@@ -118,6 +124,7 @@ final class EtcdLockBackend implements SemaphoreBackend {
         this.safetyMargin = options.safetyMargin();
         this.where = where;
         this.user = options.username();
+        this.readWrite = new EtcdReadWrite(this, queue, namespace);
         this.keepalives = new ScheduledThreadPoolExecutor(1,
                 DaemonThreads.factory("latchkey-etcd-" + BACKENDS.incrementAndGet() + "-keepalive"));
         this.keepalives.setRemoveOnCancelPolicy(true);
@@ -161,6 +168,23 @@ final class EtcdLockBackend implements SemaphoreBackend {
         return retrying(name, deadline, () -> semaphores.attempt(name, permits, deadline, evidence));
     }
 
+    @Override
+    public String describeReadWrite(String name) {
+        return readWrite.describe(name);
+    }
+
+    /** A read grant as {@link EtcdReadWrite} takes it, on the same sessions, retries and bounds as a lock. */
+    @Override
+    public BackendLease acquireRead(String name, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        return retrying(name, deadline, () -> readWrite.attempt(name, false, deadline, evidence));
+    }
+
+    /** The write grant as {@link EtcdReadWrite} takes it, on the same sessions, retries and bounds as a lock. */
+    @Override
+    public BackendLease acquireWrite(String name, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        return retrying(name, deadline, () -> readWrite.attempt(name, true, deadline, evidence));
+    }
+
     /** One attempt on the client's current session; null if the deadline passed while waiting. */
     interface Attempt<T> {
         T run() throws InterruptedException;
@@ -193,29 +217,34 @@ final class EtcdLockBackend implements SemaphoreBackend {
         }
     }
 
+    /** {@link #session(String, String)} for lock {@code lockName}. */
+    EtcdSession session(String lockName) throws InterruptedException {
+        return session(lockName, subject(lockName));
+    }
+
     /**
      * The client's session, granting a new lease if there is none or the last one ended; one grant at a
      * time, whatever the number of threads that need it.
+     *
+     * @param subject what the session is wanted for, first in messages, as {@link #subject} says it
      */
-    EtcdSession session(String lockName) throws InterruptedException {
+    EtcdSession session(String name, String subject) throws InterruptedException {
         sessionLock.lockInterruptibly();
         try {
             if (closed) {
-                throw new IllegalStateException("lock '" + lockName + "': the etcd lock client for " + where
-                        + " is closed");
+                throw new IllegalStateException(subject + "the etcd lock client for " + where + " is closed");
             }
             EtcdSession current = session;
             if (current != null && current.usable()) {
                 return current;
             }
             long sentAt = System.nanoTime();
-            LeaseGrantResponse granted = call(lockName, "granting a lease", client.getLeaseClient()
+            LeaseGrantResponse granted = call(name, subject, "granting a lease", client.getLeaseClient()
                     .grant(ttlSeconds, timeout.toMillis(), TimeUnit.MILLISECONDS));
             if (granted.getTTL() != ttlSeconds) {
                 // connect checked the minimum; a member with other settings may still raise it
-                log.warn("lock '{}' ({}): etcd granted a lease of {}s instead of the {}s asked for, so a crash of this"
-                        + " client frees its locks later than lease={}", lockName, describe(lockName), granted.getTTL(),
-                        ttlSeconds, Durations.format(lease));
+                log.warn("{}etcd granted a lease of {}s instead of the {}s asked for, so a crash of this client frees"
+                        + " its locks later than lease={}", subject, granted.getTTL(), ttlSeconds, Durations.format(lease));
             }
             session = new EtcdSession(this, granted.getID(), Duration.ofSeconds(granted.getTTL()), sentAt, safetyMargin,
                     keepalives);
@@ -229,35 +258,7 @@ final class EtcdLockBackend implements SemaphoreBackend {
     private BackendLease attempt(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         EtcdSession session = session(lockName);
         ByteSequence key = bytes(prefix(lockName) + session.idString() + "-" + Long.toHexString(KEYS.incrementAndGet()));
-        EtcdLease lease = new EtcdLease(this, lockName, key, session);
-        if (!session.register(lease)) {
-            throw new LockBackendUnavailableException(lockName, subject(lockName) + "the etcd lease of this client ended"
-                    + " just now: " + session.failure() + "; trying again on a new one", session.failureCause());
-        }
-        boolean handedOut = false;
-        boolean unreachable = false;
-        try {
-            EtcdQueue.Ahead predecessor = queue.enqueue(lockName, lease);
-            if (predecessor != null && !queue.awaitTurn(lockName, lease, predecessor, deadline)) {
-                return null;
-            }
-            if (!session.usable()) {
-                lease.ensureAlive(); // the session ended while waiting, or its keepalive is overdue: try again
-            }
-            lease.granted(evidence);
-            handedOut = true;
-            log.debug("lock '{}' acquired: key '{}', token {}", lockName, lease.keyString(), lease.fencingToken());
-            return lease;
-        } catch (LockBackendUnavailableException e) {
-            unreachable = true;
-            throw e;
-        } finally {
-            if (!handedOut) {
-                // an abandoned waiter must never become the holder later: its key goes now, not with the lease;
-                // towards an unreachable etcd the delete is only sent, and sent again at the next keepalives
-                lease.abandon(!unreachable);
-            }
-        }
+        return queue.take(new EtcdLease(this, lockName, key, session), deadline, evidence);
     }
 
     /**

@@ -15,17 +15,26 @@ import io.grpc.Status;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.spi.Deadline;
+import io.latchkey.spi.LeaseEvidence;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The queue of one lock name in etcd, as {@link EtcdLockBackend} describes it: queueing a contender's
  * key with the read of its predecessor in one transaction, and waiting for its turn by watching only
  * that predecessor. Stateless apart from its backend; thread-safe.
+ *
+ * <p>What blocks a contender is the key with the highest create revision below its own under
+ * {@link EtcdLease#blockers()}: for a lock, the whole queue; for a read-write lock's reader, only the
+ * writers' keys ({@link EtcdReadWrite}). The queue is otherwise the same for both.
  */
 final class EtcdQueue {
+
+    private static final Logger log = LoggerFactory.getLogger(EtcdQueue.class);
 
     private final EtcdLockBackend backend;
 
@@ -34,31 +43,74 @@ final class EtcdQueue {
     }
 
     /**
-     * Puts this contender's key, bound to the session's lease, and reads in the same transaction the key
-     * queued just before it: the holder's key, or null if this contender holds the lock now. One Raft
+     * Takes the grant of {@code lease}'s key on its session: queues it, waits for its turn until
+     * {@code deadline}, and reports the grant to {@code evidence}. A contender that does not get the
+     * grant (the deadline passed, an error, an interrupt) deletes its key at once, so it can never become
+     * the holder later.
+     *
+     * @return {@code lease}, granted, or null if the deadline passed while waiting
+     */
+    <L extends EtcdLease> L take(L lease, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        EtcdSession session = lease.session();
+        if (!session.register(lease)) {
+            throw new LockBackendUnavailableException(lease.lockName, lease.subject() + "the etcd lease of this client"
+                    + " ended just now: " + session.failure() + "; trying again on a new one", session.failureCause());
+        }
+        boolean handedOut = false;
+        boolean unreachable = false;
+        try {
+            Ahead predecessor = enqueue(lease);
+            if (predecessor != null && !awaitTurn(lease, predecessor, deadline)) {
+                return null;
+            }
+            if (!session.usable()) {
+                lease.ensureAlive(); // the session ended while waiting, or its keepalive is overdue: try again
+            }
+            lease.granted(evidence);
+            handedOut = true;
+            log.debug("{}granted: key '{}', token {}", lease.subject(), lease.keyString(), lease.fencingToken());
+            return lease;
+        } catch (LockBackendUnavailableException e) {
+            unreachable = true;
+            throw e;
+        } finally {
+            if (!handedOut) {
+                // an abandoned waiter must never become the holder later: its key goes now, not with the lease;
+                // towards an unreachable etcd the delete is only sent, and sent again at the next keepalives
+                lease.abandon(!unreachable);
+            }
+        }
+    }
+
+    /**
+     * Puts this contender's key, bound to the session's lease, and reads in the same transaction the
+     * newest two keys under its {@linkplain EtcdLease#blockers() blockers}: the newest other than its own
+     * is the key that blocks it, or there is none and this contender holds the grant now. One Raft
      * commit; a free lock needs no other request. etcd refuses the put if the lease no longer exists
      * ("requested lease not found"), so a key is never bound to a lease that etcd has already revoked.
      */
-    Ahead enqueue(String lockName, EtcdLease lease) throws InterruptedException {
+    private Ahead enqueue(EtcdLease lease) throws InterruptedException {
         ByteSequence key = lease.key();
-        // the newest two keys of the queue: this one (the transaction's own put is the newest) and its predecessor
+        // the transaction's own put is the newest key of all: every key read was created before it, and
+        // the newest two hold the nearest blocker even when this key is among them (a lock's queue)
         GetOption lastTwo = GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
                 .withSortOrder(GetOption.SortOrder.DESCEND).withLimit(2).withKeysOnly(true).build();
-        ByteSequence queue = EtcdLockBackend.bytes(backend.prefix(lockName));
+        ByteSequence blockers = EtcdLockBackend.bytes(lease.blockers());
         TxnResponse r;
         try {
-            r = backend.call(lockName, "queueing key '" + lease.keyString() + "'", backend.client().getKVClient().txn()
-                    .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                    .Then(Op.put(key, EtcdLockBackend.bytes(lockName),
-                            PutOption.builder().withLeaseId(lease.session().id()).build()), Op.get(queue, lastTwo))
-                    .Else(Op.get(key, GetOption.DEFAULT))
-                    .commit());
+            r = backend.call(lease.lockName, lease.subject(), "queueing key '" + lease.keyString() + "'",
+                    backend.client().getKVClient().txn()
+                            .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                            .Then(Op.put(key, EtcdLockBackend.bytes(lease.lockName),
+                                    PutOption.builder().withLeaseId(lease.session().id()).build()), Op.get(blockers, lastTwo))
+                            .Else(Op.get(key, GetOption.DEFAULT))
+                            .commit());
         } catch (LockException e) {
             if (EtcdErrors.code(e.getCause()) == Status.Code.NOT_FOUND) {
                 // the lease expired before a keepalive told: every key of the session is gone with it
                 lease.session().fail("etcd no longer knows lease " + lease.session().idString()
                         + " (NOT_FOUND): it expired or was revoked", e.getCause());
-                throw new LeaseGone(lockName, backend.subject(lockName) + "etcd no longer knew the lease of this client"
+                throw new LeaseGone(lease.lockName, lease.subject() + "etcd no longer knew the lease of this client"
                         + " when key '" + lease.keyString() + "' was queued; trying again on a new lease", e.getCause());
             }
             throw e;
@@ -66,12 +118,12 @@ final class EtcdQueue {
         if (!r.isSucceeded()) {
             // a retry of a put that had been applied: the key name is this grant's alone, so the key is ours
             lease.revision(r.getGetResponses().get(0).getKvs().get(0).getCreateRevision());
-            return predecessor(lockName, lease);
+            return predecessor(lease);
         }
         long revision = r.getHeader().getRevision();
         lease.revision(revision);
-        List<KeyValue> newest = r.getGetResponses().get(0).getKvs();
-        return newest.size() < 2 ? null : new Ahead(newest.get(1), revision);
+        return r.getGetResponses().get(0).getKvs().stream().filter(kv -> !kv.getKey().equals(key)).findFirst()
+                .map(kv -> new Ahead(kv, revision)).orElse(null);
     }
 
     /** The key queued just before a contender's, and the revision at which a read found it there. */
@@ -95,23 +147,25 @@ final class EtcdQueue {
     }
 
     /**
-     * Reads the key queued just before this contender's in one read-only transaction (no Raft commit)
-     * that also requires this contender's key to still have its create revision: a waiter is granted
-     * the lock only if its key, and with it the lease, survived the wait (etcd issue 11456).
+     * Reads the key that blocks this contender (the newest of its blockers created before it) in one
+     * read-only transaction (no Raft commit) that also requires this contender's key to still have its
+     * create revision: a waiter is granted only if its key, and with it the lease, survived the wait
+     * (etcd issue 11456).
      *
-     * @return the predecessor, or null if this contender holds the lock now
+     * @return the predecessor, or null if this contender holds the grant now
      */
-    private Ahead predecessor(String lockName, EtcdLease lease) throws InterruptedException {
+    private Ahead predecessor(EtcdLease lease) throws InterruptedException {
         GetOption before = GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
                 .withSortOrder(GetOption.SortOrder.DESCEND).withMaxCreateRevision(lease.fencingToken() - 1).withLimit(1)
                 .withKeysOnly(true).build();
-        TxnResponse r = backend.call(lockName, "reading the queue", backend.client().getKVClient().txn()
+        TxnResponse r = backend.call(lease.lockName, lease.subject(), "reading the queue", backend.client().getKVClient()
+                .txn()
                 .If(new Cmp(lease.key(), Cmp.Op.EQUAL, CmpTarget.createRevision(lease.fencingToken())))
-                .Then(Op.get(EtcdLockBackend.bytes(backend.prefix(lockName)), before))
+                .Then(Op.get(EtcdLockBackend.bytes(lease.blockers()), before))
                 .commit());
         if (!r.isSucceeded()) {
             // unavailable, so that acquire tries again while the caller still waits
-            throw new LockBackendUnavailableException(lockName, backend.subject(lockName) + "the key '" + lease.keyString()
+            throw new LockBackendUnavailableException(lease.lockName, lease.subject() + "the key '" + lease.keyString()
                     + "' vanished while waiting, so its lease expired or it was deleted by hand; the lock was not"
                     + " granted, try again", null);
         }
@@ -120,8 +174,8 @@ final class EtcdQueue {
     }
 
     /**
-     * Waits until no key of the lock has a lower create revision than this contender's, watching only
-     * the key just before it (no herd).
+     * Waits until none of this contender's blockers has a lower create revision than its own key,
+     * watching only the one that blocks it (no herd).
      *
      * <p>The watch starts at the revision just after the read that showed the predecessor alive, so a
      * delete in between is never missed, and it is then, in the common case, a watch of the future:
@@ -135,8 +189,7 @@ final class EtcdQueue {
      *
      * @return false if the deadline passed first
      */
-    boolean awaitTurn(String lockName, EtcdLease lease, Ahead predecessor, Deadline deadline)
-            throws InterruptedException {
+    boolean awaitTurn(EtcdLease lease, Ahead predecessor, Deadline deadline) throws InterruptedException {
         Watch watch = backend.client().getWatchClient();
         Ahead before = predecessor;
         while (before != null) {
@@ -173,7 +226,7 @@ final class EtcdQueue {
                     }
                     // etcd moved past the read before the watch was created: read again now, not when it catches up
                     lease.ensureAlive();
-                    next = predecessor(lockName, lease);
+                    next = predecessor(lease);
                     if (next == null || !next.key.getKey().equals(before.key.getKey())) {
                         reread = false; // the predecessor is gone already
                         break;
@@ -184,7 +237,7 @@ final class EtcdQueue {
                 lease.wakeOnLoss(null);
             }
             lease.ensureAlive();
-            before = reread ? predecessor(lockName, lease) : next;
+            before = reread ? predecessor(lease) : next;
         }
         return true;
     }

@@ -36,6 +36,21 @@
  * transaction reads, so another number is refused, naming both, whenever a permit is held; once none is,
  * no key of the semaphore remains. See {@code EtcdSemaphores}.
  *
+ * <p>Read-write locks: read-write lock {@code name} is the keys under
+ * {@code <namespace>%rw/<escaped name>/}, a reader's under {@code r/} and a writer's under {@code w/},
+ * each put only if absent and bound to the client's one etcd lease, like a lock's key; no lock or
+ * semaphore name maps under {@code <namespace>%rw/}, so the three kinds of one name are independent.
+ * Readers and writers are one queue ordered by create revision, as etcd's own lock recipe orders its
+ * waiters: a writer holds once no key of the name with a lower create revision is left, a reader once no
+ * writer's key with a lower create revision is left, and each waiter watches only the key that blocks
+ * it (the nearest earlier key for a writer, the nearest earlier writer's key for a reader), so a
+ * release wakes no herd. Writers first follows from the order: a reader that asks while a writer waits
+ * queues behind it. The fencing token is the key's create revision, one cluster-wide sequence, so a
+ * write's token is above every earlier grant's and a read's above every earlier write's. An uncontended
+ * read or write costs what a lock costs, two RPCs and two Raft commits; renewal, loss, crash release and
+ * cleanup are the lock's. Read and write grants record no schedule slots: the slot key beside a lock's
+ * queue belongs to the lock of that name. See {@code EtcdReadWrite}.
+ *
  * <p><b>Connect and a cold JVM</b> (contract rule 2, {@link io.latchkey.spi.Startup}): {@code timeout}
  * is etcd's. Connect first sends HTTP/2's connection preface with the JDK's own sockets to each endpoint
  * in turn and waits for any answer within {@code timeout} (etcd's gRPC server answers with its settings,

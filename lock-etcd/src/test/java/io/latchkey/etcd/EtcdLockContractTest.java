@@ -10,7 +10,9 @@ import io.latchkey.testkit.etcd.EtcdServer;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /** The whole contract, fair ordering included, against the etcd member {@link EtcdLockTest} uses too. */
@@ -37,14 +39,21 @@ class EtcdLockContractTest extends FairOrderingContract<EtcdServer> {
 
     /** No key under the prefix of any of {@code lockNames} remains on {@code server}. */
     static void assertNoKeyLeft(EtcdServer server, Collection<String> lockNames) {
+        assertNoKeyLeft(server, lockNames, List.of(name -> EtcdLockBackend.prefix(EtcdLockProvider.DEFAULT_NAMESPACE, name)));
+    }
+
+    /** No key under any of the {@code prefixes} of any of {@code names} remains on {@code server}. */
+    static void assertNoKeyLeft(EtcdServer server, Collection<String> names, List<Function<String, String>> prefixes) {
         try (Client etcd = Client.builder().endpoints(server.endpoints().stream()
                 .map(e -> URI.create("http://" + e.getHostString() + ":" + e.getPort())).collect(Collectors.toList()))
                 .build()) {
-            for (String name : lockNames) {
-                String prefix = EtcdLockBackend.prefix(EtcdLockProvider.DEFAULT_NAMESPACE, name);
-                assertThat(etcd.getKVClient().get(ByteSequence.from(prefix, StandardCharsets.UTF_8),
-                        GetOption.builder().isPrefix(true).withCountOnly(true).build()).get(10, TimeUnit.SECONDS).getCount())
-                        .as("keys left under %s", prefix).isZero();
+            for (String name : names) {
+                for (Function<String, String> prefixOf : prefixes) {
+                    String prefix = prefixOf.apply(name);
+                    assertThat(etcd.getKVClient().get(ByteSequence.from(prefix, StandardCharsets.UTF_8),
+                            GetOption.builder().isPrefix(true).withCountOnly(true).build()).get(10, TimeUnit.SECONDS)
+                            .getCount()).as("keys left under %s", prefix).isZero();
+                }
             }
         } catch (Exception e) {
             throw new AssertionError("could not read etcd to check for leftover keys: " + e, e);

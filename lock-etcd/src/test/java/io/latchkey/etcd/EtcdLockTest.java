@@ -13,6 +13,7 @@ import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockClient;
 import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
+import io.latchkey.SemaphoreLease;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.etcd.EtcdServer;
 import java.net.URI;
@@ -29,7 +30,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** What is particular to etcd: the key queue, lease checks, the URI, the application's own client, threads. */
+/**
+ * What is particular to etcd: the key queue, lease checks, the layout of read-write locks, the URI, the
+ * application's own client, threads.
+ */
 class EtcdLockTest {
 
     private static final Duration LEASE = Duration.ofSeconds(4);
@@ -131,6 +135,31 @@ class EtcdLockTest {
         server.restart();
         try (LockClient client = connect(); Lease lease = client.lock("a/b%c").tryLock(Duration.ofSeconds(10)).orElseThrow()) {
             assertThat(lease.fencingToken()).isGreaterThan(previous);
+        }
+    }
+
+    @Test
+    void aLockASemaphoreAndAReadWriteLockOfOneNameAreIndependentAndAModesTokenIsItsKeysCreateRevision()
+            throws Exception {
+        try (LockClient one = connect(); LockClient two = connect()) {
+            try (Lease lock = one.lock("kinds").tryLock(Duration.ZERO).orElseThrow();
+                    SemaphoreLease permit = one.semaphore("kinds", 1).tryAcquire().orElseThrow();
+                    Lease escaped = one.lock("%rw/kinds").tryLock(Duration.ZERO).orElseThrow();
+                    Lease write = two.readWriteLock("kinds").writeLock().tryLock(Duration.ZERO).orElseThrow()) {
+                List<KeyValue> writers = keys("/etcd-test/%rw/kinds/w/");
+                assertThat(writers).hasSize(1);
+                assertThat(writers.get(0).getCreateRevision()).isEqualTo(write.fencingToken());
+                assertThat(writers.get(0).getLease()).as("the writer's key is bound to its client's lease").isNotZero();
+                assertThat(one.readWriteLock("kinds").readLock().tryLock(Duration.ZERO)).as("a read beside the write")
+                        .isEmpty();
+                assertThat(keys("/etcd-test/%rw/kinds/r/")).as("a refused reader's key").isEmpty();
+            }
+            try (Lease read = one.readWriteLock("kinds").readLock().tryLock(Duration.ZERO).orElseThrow();
+                    Lease again = two.readWriteLock("kinds").readLock().tryLock(Duration.ZERO).orElseThrow()) {
+                assertThat(keys("/etcd-test/%rw/kinds/r/")).extracting(KeyValue::getCreateRevision)
+                        .containsExactlyInAnyOrder(read.fencingToken(), again.fencingToken());
+            }
+            assertThat(keys("/etcd-test/%rw/")).as("keys of read-write locks once every grant closed").isEmpty();
         }
     }
 

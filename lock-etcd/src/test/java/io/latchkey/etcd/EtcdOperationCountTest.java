@@ -7,6 +7,7 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import io.latchkey.DistributedLock;
+import io.latchkey.DistributedReadWriteLock;
 import io.latchkey.DistributedSemaphore;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
@@ -32,7 +33,8 @@ import org.junit.jupiter.api.Test;
  * lease per client. The member is this class's own, so that no other client's
  * requests or expiring leases fall into the counted window; keepalives are left out of the count by
  * method (they are no Raft proposals in etcd 3.4 either). A semaphore's permit costs the same as a
- * lock: one transaction that takes a slot key, one that deletes it.
+ * lock: one transaction that takes a slot key, one that deletes it; so does a read or a write of a
+ * read-write lock: one transaction that queues its key, one that deletes it.
  */
 class EtcdOperationCountTest {
 
@@ -42,6 +44,7 @@ class EtcdOperationCountTest {
     private static final Pattern STARTED = Pattern.compile(
             "^grpc_server_started_total\\{([^}]*)\\} (\\S+)$", Pattern.MULTILINE);
     private static final Pattern METHOD = Pattern.compile("grpc_method=\"([^\"]+)\"");
+    private static final Pattern WATCHERS = Pattern.compile("^etcd_debugging_mvcc_watcher_total (\\S+)$", Pattern.MULTILINE);
     private static final Pattern COMMITTED = Pattern.compile(
             "^etcd_server_proposals_committed_total (\\S+)$", Pattern.MULTILINE);
 
@@ -115,6 +118,58 @@ class EtcdOperationCountTest {
             assertThat(commits).as("Raft commits in %d cycles", CYCLES).isEqualTo(2L * CYCLES);
             assertThat(rpcs).as("RPCs other than keepalives in %d cycles: %s", CYCLES, after.perMethod(before))
                     .isEqualTo(2L * CYCLES);
+        }
+    }
+
+    @Test
+    void anUncontendedReadOrWriteIsTwoRaftCommitsAndTwoRpcsAsALock() throws Exception {
+        try (LockClient client = connect()) {
+            DistributedReadWriteLock rw = client.readWriteLock("modes");
+            for (DistributedLock mode : List.of(rw.readLock(), rw.writeLock())) {
+                Counts before = Counts.read(server);
+                for (int i = 0; i < CYCLES; i++) {
+                    try (Lease lease = mode.tryLock().orElseThrow()) {
+                        assertThat(lease.isValid()).isTrue();
+                    }
+                }
+                Counts after = Counts.read(server);
+                org.slf4j.LoggerFactory.getLogger(getClass()).info("{} uncontended {} cycles: {} Raft commits, {} RPCs"
+                        + " besides {} keepalives, by method {}", CYCLES, mode, after.commits - before.commits,
+                        after.rpcs - before.rpcs, after.keepalives - before.keepalives, after.perMethod(before));
+                assertThat(after.commits - before.commits).as("Raft commits of %s in %d cycles", mode, CYCLES)
+                        .isEqualTo(2L * CYCLES);
+                assertThat(after.rpcs - before.rpcs).as("RPCs of %s other than keepalives in %d cycles: %s", mode,
+                        CYCLES, after.perMethod(before)).isEqualTo(2L * CYCLES);
+            }
+        }
+    }
+
+    @Test
+    void aWriterWaitingBehindTwoReadersWatchesOnlyTheNewerAndIsNotWokenByTheOlder() throws Exception {
+        try (LockClient older = connect(); LockClient newer = connect(); LockClient writer = connect()) {
+            Lease first = older.readWriteLock("herd").readLock().tryLock().orElseThrow();
+            Lease second = newer.readWriteLock("herd").readLock().tryLock().orElseThrow();
+            // no client of this member watches anything now (the watches of earlier tests end with their clients)
+            org.awaitility.Awaitility.await().atMost(TIMEOUT.multipliedBy(2)).until(() -> watchers() == 0);
+            CompletableFuture<Optional<Lease>> waiting = writer.readWriteLock("herd").writeLock()
+                    .tryLockAsync(LEASE.multipliedBy(3));
+            // the writer's one watch is registered in etcd: from here a release it watched would wake it
+            org.awaitility.Awaitility.await().atMost(TIMEOUT.multipliedBy(2)).until(() -> watchers() == 1);
+            Counts before = Counts.read(server);
+            first.close();
+            // time for the wake-up and read that the older reader's delete would cause if the writer watched it; a
+            // slow machine can only make this test miss such a wake-up, never fail without one
+            Thread.sleep(TIMEOUT.toMillis() / 4);
+            assertThat(waiting).as("the writer while the newer reader holds").isNotDone();
+            second.close();
+            try (Lease got = waiting.get(LEASE.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS).orElseThrow()) {
+                assertThat(got.fencingToken()).isGreaterThan(second.fencingToken());
+            }
+            Counts after = Counts.read(server);
+            // the two readers' deletes and the writer's one read after the newer reader's delete; a writer woken
+            // by the older reader's delete too would have read once more; then the writer's own delete
+            assertThat(after.perMethod(before).get("Txn")).as("transactions from the older reader's release to the"
+                    + " write's end: %s", after.perMethod(before)).isEqualTo(4L);
         }
     }
 
@@ -210,6 +265,13 @@ class EtcdOperationCountTest {
             assertThat(kvs).hasSize(1);
             return kvs.get(0).getLease();
         }
+    }
+
+    /** The watchers etcd has registered, by its own gauge. */
+    private static long watchers() {
+        Matcher m = WATCHERS.matcher(server.metrics(0));
+        assertThat(m.find()).as("etcd_debugging_mvcc_watcher_total in /metrics").isTrue();
+        return (long) Double.parseDouble(m.group(1));
     }
 
     private static long ttl(long lease) throws Exception {
