@@ -87,7 +87,7 @@ final class EtcdSemaphores {
         int next = BROKEN; // the slot to try: a freed one, or the lowest this client does not hold
         int pastDeadline = 0;
         while (true) {
-            EtcdSession session = backend.session(name);
+            EtcdSession session = backend.session(name, backend.semaphoreSubject(name));
             int slot = reserve(name, permits, next);
             Outcome outcome = null;
             try {
