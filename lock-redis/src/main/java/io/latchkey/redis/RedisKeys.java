@@ -22,12 +22,13 @@ import java.util.HexFormat;
  * without collisions: a tagged key holds the whole untagged key after a tag of fixed length, and an
  * untagged one holds no brace.
  *
- * <p>A semaphore's keys ({@link #semaphoreTag}) begin with {@code latchkey_semaphore}, never with the
+ * <p>A semaphore's keys ({@link #semaphoreTag}) begin with {@code latchkey_semaphore}, and a read-write
+ * lock's, under the same kind of tag, with {@code latchkey_rw}, never with the
  * {@code <namespace>:} that begins every lock key (lock names are taken as they are, so every key after
  * that prefix is some lock's), nor with the {@code {} of a tagged lock key, nor with the prefixes of the
  * keys beside a lock ({@code redisson_lock_token}, {@code latchkey_waiters}, {@code latchkey_wake},
- * {@code redisson_lock__channel}, {@code latchkey_slot}): a semaphore and a lock of one name share no
- * key. Each kind of semaphore key has a prefix of its own followed by the decodable tag, so no two
+ * {@code redisson_lock__channel}, {@code latchkey_slot}): a semaphore, a read-write lock and a lock of
+ * one name share no key. Each kind of semaphore key has a prefix of its own followed by the decodable tag, so no two
  * names or kinds share a key either. (As for the keys beside a lock, a namespace that itself begins
  * with one of these prefixes is the application's to avoid.)
  *
@@ -94,6 +95,31 @@ final class RedisKeys {
     /** The sorted set of a semaphore's waiters, as a lock's. */
     static String semaphoreWaitersKey(String tag) {
         return "latchkey_semaphore_waiters:" + tag;
+    }
+
+    /** A read-write lock's sorted set of readers: owner field, scored by its expiry in server milliseconds. */
+    static String readersKey(String tag) {
+        return "latchkey_rw_readers:" + tag;
+    }
+
+    /** A read-write lock's writer key: the writer's owner field, with the lease as its time to live. */
+    static String writerKey(String tag) {
+        return "latchkey_rw_writer:" + tag;
+    }
+
+    /** A read-write lock's token counter, one sequence for both modes; it never expires. */
+    static String readWriteTokenKey(String tag) {
+        return "latchkey_rw_token:" + tag;
+    }
+
+    /** The sorted set of a read-write lock's waiters, readers and writers, as a lock's. */
+    static String readWriteWaitersKey(String tag) {
+        return "latchkey_rw_waiters:" + tag;
+    }
+
+    /** The channel on which a release of a read-write lock names the waiters it wakes. */
+    static String readWriteWakeChannel(String tag) {
+        return "latchkey_rw_wake:" + tag;
     }
 
     /** The channel on which a release of a permit names the one waiter it wakes. */

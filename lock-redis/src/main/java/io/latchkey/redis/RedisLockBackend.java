@@ -30,6 +30,7 @@ import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.PermitLease;
+import io.latchkey.spi.ReadWriteBackend;
 import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
 import java.util.List;
@@ -72,7 +73,7 @@ import org.slf4j.LoggerFactory;
  * {@link RedisScripts#PERMIT_RELEASE}, {@link RedisScripts#PERMIT_CHECK}) over one expiring key per slot;
  * see the package documentation.
  */
-final class RedisLockBackend implements SemaphoreBackend {
+final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
 
@@ -107,6 +108,7 @@ final class RedisLockBackend implements SemaphoreBackend {
     private final long checkPeriodMillis;
     private final ScheduledThreadPoolExecutor checker;
     private final RedisContender contender;
+    private final RedisReadWrite readWrite = new RedisReadWrite(this);
     /** On a Redis Cluster a lock key with a brace gets a hash tag of its own; see {@link RedisKeys}. */
     private final boolean cluster;
 
@@ -234,6 +236,50 @@ final class RedisLockBackend implements SemaphoreBackend {
         return redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, RELEASE,
                 RScript.ReturnType.LONG, List.of(key, waitersKey(key), wakeChannel(key), redissonChannel(key)), field)
                 .toCompletableFuture();
+    }
+
+    // ---- read-write locks: RedisReadWrite ----
+
+    @Override
+    public String describeReadWrite(String name) {
+        return readWrite.describe(name);
+    }
+
+    @Override
+    public BackendLease acquireRead(String name, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        return retryingInCluster(() -> "read lock '" + name + "' (" + describeReadWrite(name) + ")", deadline,
+                () -> readWrite.acquireOnce(name, false, deadline, evidence));
+    }
+
+    @Override
+    public BackendLease acquireWrite(String name, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+        return retryingInCluster(() -> "write lock '" + name + "' (" + describeReadWrite(name) + ")", deadline,
+                () -> readWrite.acquireOnce(name, true, deadline, evidence));
+    }
+
+    /** A new owner id of this client, one per grant. */
+    long nextOwner() {
+        return OWNERS.decrementAndGet();
+    }
+
+    String prefix() {
+        return prefix;
+    }
+
+    String server() {
+        return server;
+    }
+
+    CommandAsyncExecutor commands() {
+        return commands;
+    }
+
+    RedisContender contender() {
+        return contender;
+    }
+
+    Duration timeout() {
+        return timeout;
     }
 
     // ---- semaphores ----

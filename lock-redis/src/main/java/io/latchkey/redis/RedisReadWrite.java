@@ -1,0 +1,232 @@
+package io.latchkey.redis;
+
+import static io.latchkey.redis.RedisKeys.readWriteTokenKey;
+import static io.latchkey.redis.RedisKeys.readWriteWaitersKey;
+import static io.latchkey.redis.RedisKeys.readWriteWakeChannel;
+import static io.latchkey.redis.RedisKeys.readersKey;
+import static io.latchkey.redis.RedisKeys.writerKey;
+
+import io.latchkey.redis.RedisContender.Contention;
+import io.latchkey.redis.RedisContender.Granted;
+import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.Deadline;
+import io.latchkey.spi.LeaseEvidence;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.redisson.api.RFuture;
+import org.redisson.api.RScript;
+import org.redisson.client.codec.LongCodec;
+import org.redisson.client.protocol.RedisCommands;
+
+/**
+ * Read-write locks on Redis: one expiring entry per holder, so that one reader's crash never frees
+ * another's, under one hash tag per name ({@link RedisKeys#readersKey} and its siblings), so that a Redis
+ * Cluster runs every script of a name on one node.
+ *
+ * <p>The readers are a sorted set of owner fields scored by their expiry on the server's clock ({@code TIME}
+ * in the scripts, so no client clock is compared with another): a reader's entry counts while its score
+ * lies ahead, every script drops the entries behind it, and renewal moves only the reader's own score.
+ * The writer is a key holding its owner field with the lease as its time to live, as a lock's. A grant
+ * draws its token from one counter per name, so a write's token is above every earlier grant and a
+ * read's above every earlier write. Owner fields begin with {@code r:} or {@code w:}, so the waiter queue
+ * (a lock's, scored by when an entry goes stale) tells the waiting writers from the readers:
+ * <ul>
+ *   <li>a write is granted while no writer holds and no reader's entry counts;</li>
+ *   <li>a read while no writer holds and no writer waits, so that readers arriving after a waiting
+ *       writer queue behind it (a writer that died waiting stops holding them back once its entry goes
+ *       stale, within its own next attempt plus a timeout);</li>
+ *   <li>a release that leaves nobody holding wakes the first waiting writer, or, if none waits, every
+ *       waiting reader: the waiters that can now run and no others. A release that leaves readers
+ *       holding wakes nobody, since only a writer can be waiting then.</li>
+ * </ul>
+ * Waiting, bounds, abandoned attempts and the reconnection wake-up are {@link RedisContender}'s, as for
+ * a lock; a grant is renewed, lost and released as a lock's ({@link RedisRenewed}).
+ *
+ * <p>Thread-safe: it holds the backend only.
+ */
+final class RedisReadWrite {
+
+    /**
+     * One attempt. KEYS: readers, writer, token counter, waiters; ARGV: the lease in ms, the owner field
+     * (its first letter the mode), how long to stay queued in ms (as {@link RedisScripts#GRANT}), the
+     * timeout in ms. Returns {token, lease} when granted, else {-1, how long until the blocker's entry
+     * runs out, or -1} and queues the owner as a lock's attempt does.
+     */
+    static final String GRANT = RedisScripts.EFFECTS
+            + "local t = redis.call('time'); local now = t[1] * 1000 + math.floor(t[2] / 1000); "
+            + "redis.call('zremrangebyscore', KEYS[1], '-inf', now); "
+            + "redis.call('zremrangebyscore', KEYS[4], '-inf', '(' .. now); "
+            + "local write = string.sub(ARGV[2], 1, 1) == 'w'; "
+            + "local wttl = redis.call('pttl', KEYS[2]); "
+            + "local ttl = -1; "
+            + "if wttl >= 0 then ttl = wttl "
+            + "elseif write then "
+            + "local r = redis.call('zrange', KEYS[1], 0, 0, 'withscores'); "
+            + "if r[1] then ttl = math.max(1, tonumber(r[2]) - now) end "
+            + "else "
+            + "local q = redis.call('zrange', KEYS[4], 0, -1, 'withscores'); "
+            + "for i = 1, #q, 2 do if string.sub(q[i], 1, 1) == 'w' and q[i] ~= ARGV[2] then "
+            + "ttl = math.max(1, tonumber(q[i + 1]) - now); break end end end; "
+            + "if wttl == -2 and ttl < 0 then "
+            + "local token = redis.call('incr', KEYS[3]); "
+            + "local lease = tonumber(ARGV[1]); "
+            + "if write then redis.call('set', KEYS[2], ARGV[2], 'px', lease) "
+            + "else redis.call('zadd', KEYS[1], now + lease, ARGV[2]); "
+            + "if redis.call('pttl', KEYS[1]) < lease then redis.call('pexpire', KEYS[1], lease) end end; "
+            + "if ARGV[3] ~= '-1' then redis.call('zrem', KEYS[4], ARGV[2]) end; "
+            + "return {token, lease} end; "
+            + "local q = tonumber(ARGV[3]); "
+            + "if q > 0 then "
+            + "if ttl >= 0 and ttl < q then q = ttl end; "
+            + "local stale = q + tonumber(ARGV[4]); "
+            + "redis.call('zadd', KEYS[4], now + stale, ARGV[2]); "
+            + "if redis.call('pttl', KEYS[4]) < stale then redis.call('pexpire', KEYS[4], stale) end; "
+            + "elseif q == 0 then redis.call('zrem', KEYS[4], ARGV[2]) end; "
+            + "return {-1, ttl}";
+
+    /**
+     * The release. KEYS: readers, writer, waiters, wake channel; ARGV: the owner field. If the owner holds
+     * (the writer key, or a reader's entry), removes it and, if nobody holds any more, names on the wake
+     * channel the first live waiting writer, or else every live waiting reader; returns 1. Else returns 0
+     * and touches nothing.
+     */
+    static final String RELEASE = RedisScripts.EFFECTS
+            + "if redis.call('get', KEYS[2]) == ARGV[1] then redis.call('del', KEYS[2]) "
+            + "elseif redis.call('zrem', KEYS[1], ARGV[1]) == 0 then return 0 end; "
+            + "local t = redis.call('time'); local now = t[1] * 1000 + math.floor(t[2] / 1000); "
+            + "redis.call('zremrangebyscore', KEYS[1], '-inf', now); "
+            + "if redis.call('exists', KEYS[2]) == 1 or redis.call('zcard', KEYS[1]) > 0 then return 1 end; "
+            + "redis.call('zremrangebyscore', KEYS[3], '-inf', '(' .. now); "
+            + "local q = redis.call('zrange', KEYS[3], 0, -1); "
+            + "for _, f in ipairs(q) do if string.sub(f, 1, 1) == 'w' then redis.call('publish', KEYS[4], f); return 1 end end; "
+            + "for _, f in ipairs(q) do redis.call('publish', KEYS[4], f) end; "
+            + "return 1";
+
+    /**
+     * The renewal and confirmation in one. KEYS: readers, writer; ARGV: the owner field, the lease in ms.
+     * If the owner still holds, extends its entry to the lease and returns its remaining life in ms;
+     * else -3. A reader's entry whose score has passed is lost, though no script removed it yet.
+     */
+    static final String CHECK = RedisScripts.EFFECTS
+            + "if redis.call('get', KEYS[2]) == ARGV[1] then "
+            + "redis.call('pexpire', KEYS[2], ARGV[2]); return redis.call('pttl', KEYS[2]) end; "
+            + "local t = redis.call('time'); local now = t[1] * 1000 + math.floor(t[2] / 1000); "
+            + "local s = redis.call('zscore', KEYS[1], ARGV[1]); "
+            + "if not s or tonumber(s) <= now then return -3 end; "
+            + "local lease = tonumber(ARGV[2]); "
+            + "redis.call('zadd', KEYS[1], now + lease, ARGV[1]); "
+            + "if redis.call('pttl', KEYS[1]) < lease then redis.call('pexpire', KEYS[1], lease) end; "
+            + "return lease";
+
+    private final RedisLockBackend backend;
+
+    RedisReadWrite(RedisLockBackend backend) {
+        this.backend = backend;
+    }
+
+    /** The tag of read-write lock {@code name}: the semaphore's kind of tag, under keys of its own. */
+    String tag(String name) {
+        return RedisKeys.semaphoreTag(backend.prefix(), name);
+    }
+
+    String describe(String name) {
+        return "redis key '" + readersKey(tag(name)) + "'";
+    }
+
+    /** One acquire of a read ({@code write} false) or the write of {@code name}; null if not granted by the deadline. */
+    BackendLease acquireOnce(String name, boolean write, Deadline deadline, LeaseEvidence evidence)
+            throws InterruptedException {
+        String tag = tag(name);
+        String subject = (write ? "write lock '" : "read lock '") + name + "'";
+        long owner = backend.nextOwner();
+        String field = (write ? "w:" : "r:") + backend.field(owner);
+        Contention mode = new Contention(subject, name, describe(name) + " on " + backend.server(),
+                readWriteWaitersKey(tag), readWriteWakeChannel(tag)) {
+            @Override
+            RFuture<List<Long>> send(String f, long queueFor) {
+                String key = readersKey(tag);
+                return backend.commands().syncedEvalNoRetry(key, LongCodec.INSTANCE, RedisCommands.EVAL_LONG_LIST, GRANT,
+                        List.of(key, writerKey(tag), readWriteTokenKey(tag), readWriteWaitersKey(tag)),
+                        backend.leaseMillis, f, queueFor, backend.timeout().toMillis());
+            }
+
+            @Override
+            void undo(String f) {
+                release(tag, f);
+            }
+        };
+        Granted granted = backend.contender().contend(mode, field, deadline);
+        if (granted == null) {
+            return null;
+        }
+        long token = granted.reply().get(0);
+        long ttl = granted.reply().get(1);
+        evidence.confirmed(granted.sentAt(), ttl < 0 ? backend.lease() : Duration.ofMillis(ttl));
+        Held held = new Held(this, name, subject, tag, field, owner, token, evidence);
+        held.start();
+        RedisRenewed.log.debug("{} ({}) acquired with token {}", subject, describe(name), token);
+        return held;
+    }
+
+    CompletableFuture<Long> release(String tag, String field) {
+        String key = readersKey(tag);
+        return backend.redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, RELEASE,
+                RScript.ReturnType.LONG, List.of(key, writerKey(tag), readWriteWaitersKey(tag), readWriteWakeChannel(tag)),
+                field).toCompletableFuture();
+    }
+
+    /** A held read or write grant: its entry, renewed and released as a lock's key. */
+    private static final class Held extends RedisRenewed implements BackendLease {
+        private final RedisReadWrite rw;
+        private final String name;
+        private final String subject;
+        private final String tag;
+        private final String field;
+
+        Held(RedisReadWrite rw, String name, String subject, String tag, String field, long owner, long token,
+                LeaseEvidence evidence) {
+            super(rw.backend, evidence, owner, token);
+            this.rw = rw;
+            this.name = name;
+            this.subject = subject;
+            this.tag = tag;
+            this.field = field;
+        }
+
+        @Override
+        CompletableFuture<Long> renew() {
+            String key = readersKey(tag);
+            return backend.redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, CHECK,
+                    RScript.ReturnType.LONG, List.of(key, writerKey(tag)), field, backend.leaseMillis)
+                    .toCompletableFuture();
+        }
+
+        @Override
+        String subject() {
+            return subject + " (" + rw.describe(name) + ")";
+        }
+
+        @Override
+        String lostReason() {
+            return "redis keys of " + rw.describe(name) + " no longer hold this " + subject + "'s owner id: it expired"
+                    + " (renewal failed for longer than the lease), was deleted, or a failover promoted a replica that"
+                    + " never received the grant";
+        }
+
+        @Override
+        public void release() {
+            ended = true;
+            stopChecks();
+            if (lostKey) {
+                return;
+            }
+            String what = "while releasing " + subject + " (it expires on its own within "
+                    + io.latchkey.spi.Durations.format(backend.lease()) + ")";
+            Long released = backend.await(rw.release(tag, field), name, subject,
+                    rw.describe(name) + " on " + backend.server(), what);
+            RedisRenewed.log.debug("{} ({}) {}", subject, rw.describe(name),
+                    released != null && released == 1 ? "released" : "was no longer held by this lease at release");
+        }
+    }
+}
