@@ -48,6 +48,20 @@
  * its own retry. (When the key contains a brace, Redisson's rule is followed: {@code prefix:key}
  * without added braces.)
  *
+ * <h2>Read-write locks</h2>
+ * A read-write lock named {@code n} ({@link io.latchkey.LockClient#readWriteLock}) lives in keys under the
+ * semaphore's kind of hash tag, beginning with {@code latchkey_rw} so that no lock or semaphore key meets
+ * them: the sorted set {@code latchkey_rw_readers:<tag>} of readers' owner ids, each scored by its expiry in
+ * the server's milliseconds ({@code TIME} in the scripts), so that every reader's grant expires on its own and
+ * one reader's crash never frees another's; the key {@code latchkey_rw_writer:<tag>} of the writer, with the
+ * lease as its time to live; one counter {@code latchkey_rw_token:<tag>} for both modes; the waiters in
+ * {@code latchkey_rw_waiters:<tag>}, woken on {@code latchkey_rw_wake:<tag>}. Owner ids begin with {@code r:}
+ * or {@code w:}, so the scripts tell a waiting writer from a reader: a read is refused while a writer holds
+ * or waits (writers are not starved), a write while anyone holds; a release that leaves nobody holding wakes
+ * the first waiting writer, or else every waiting reader, and one that leaves readers holding wakes nobody
+ * ({@code RedisReadWriteWakeTest}). Renewal moves only the holder's own entry; once every grant is released
+ * only the token counter remains. See {@code RedisReadWrite}.
+ *
  * <h2>Semaphores</h2>
  * A semaphore named {@code n} of {@code N} permits ({@link io.latchkey.LockClient#semaphore}) lives in
  * keys that all carry the hash tag {@code {<namespace>:n}} (when that holds a brace:
