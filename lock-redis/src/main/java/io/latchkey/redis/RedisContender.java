@@ -164,18 +164,22 @@ final class RedisContender {
     }
 
     /**
-     * Listens on the wake channel for this owner's name. Redisson subscribes its channels again after it
-     * reconnects (a restart of the server), so a waiter stays reachable across a restart.
+     * Listens on this owner's own wake channel ({@link RedisKeys#wakeChannel(String, String)}). Redisson
+     * subscribes its channels again after it reconnects (a restart of the server), so a waiter stays
+     * reachable across a restart.
+     *
+     * <p>A channel per waiter, not one per lock with the owner in the message, because a release must know
+     * whether the waiter it names still listens: an entry can outlive its waiter in the queue (a waiter
+     * whose attempt failed while the server was unreachable could not leave it), and a release that woke
+     * such an entry woke nobody, leaving the live waiters to their own timers. {@code PUBLISH} answers how
+     * many clients received the message, so the release scripts go down the queue to the first waiter
+     * that hears it and drop the entries nobody listens to.
      */
     private Waiter subscribe(Contention c, String field, Deadline end) throws InterruptedException {
         long sentAt = System.nanoTime();
         long bound = bound(end);
-        Waiter waiter = new Waiter(redisson.getTopic(c.wakeChannel, StringCodec.INSTANCE));
-        RFuture<Integer> f = waiter.topic.addListenerAsync(String.class, (channel, message) -> {
-            if (field.equals(message)) {
-                waiter.wake.release();
-            }
-        });
+        Waiter waiter = new Waiter(redisson.getTopic(RedisKeys.wakeChannel(c.wakeChannel, field), StringCodec.INSTANCE));
+        RFuture<Integer> f = waiter.topic.addListenerAsync(String.class, (channel, message) -> waiter.wake.release());
         // After a reconnect Redisson subscribes again, but a release published before that is not heard:
         // the waiter tries once more when the channel is subscribed again, as it did after its first subscription.
         waiter.topic.addListenerAsync(new BaseStatusListener() {

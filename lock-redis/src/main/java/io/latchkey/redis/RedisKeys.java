@@ -122,6 +122,14 @@ final class RedisKeys {
         return "latchkey_rw_wake:" + tag;
     }
 
+    /**
+     * The wake channel of one waiter, {@code owner} its owner field: the lock's, semaphore's or read-write
+     * lock's wake channel, a colon and the field, so that it keeps their hash tag.
+     */
+    static String wakeChannel(String channel, String owner) {
+        return channel + ":" + owner;
+    }
+
     /** The channel on which a release of a permit names the one waiter it wakes. */
     static String semaphoreWakeChannel(String tag) {
         return "latchkey_semaphore_wake:" + tag;

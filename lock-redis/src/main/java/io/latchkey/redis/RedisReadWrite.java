@@ -87,9 +87,10 @@ final class RedisReadWrite {
 
     /**
      * The release. KEYS: readers, writer, waiters, wake channel; ARGV: the owner field. If the owner holds
-     * (the writer key, or a reader's entry), removes it and, if nobody holds any more, names on the wake
-     * channel the first live waiting writer, or else every live waiting reader; returns 1. Else returns 0
-     * and touches nothing.
+     * (the writer key, or a reader's entry), removes it and, if nobody holds any more, wakes on their own
+     * channels the first waiting writer that listens, or else every waiting reader, dropping the entries
+     * nobody listens to (as {@link RedisScripts#WAKE_FIRST_LISTENING}); returns 1. Else returns 0 and
+     * touches nothing.
      */
     static final String RELEASE = RedisScripts.EFFECTS
             + "if redis.call('get', KEYS[2]) == ARGV[1] then redis.call('del', KEYS[2]) "
@@ -99,8 +100,11 @@ final class RedisReadWrite {
             + "if redis.call('exists', KEYS[2]) == 1 or redis.call('zcard', KEYS[1]) > 0 then return 1 end; "
             + "redis.call('zremrangebyscore', KEYS[3], '-inf', '(' .. now); "
             + "local q = redis.call('zrange', KEYS[3], 0, -1); "
-            + "for _, f in ipairs(q) do if string.sub(f, 1, 1) == 'w' then redis.call('publish', KEYS[4], f); return 1 end end; "
-            + "for _, f in ipairs(q) do redis.call('publish', KEYS[4], f) end; "
+            + "for _, f in ipairs(q) do if string.sub(f, 1, 1) == 'w' then "
+            + "if redis.call('publish', KEYS[4] .. ':' .. f, f) > 0 then return 1 end; "
+            + "redis.call('zrem', KEYS[3], f) end end; "
+            + "for _, f in ipairs(q) do if string.sub(f, 1, 1) == 'r' and redis.call('publish', KEYS[4] .. ':' .. f, f) == 0 "
+            + "then redis.call('zrem', KEYS[3], f) end end; "
             + "return 1";
 
     /**

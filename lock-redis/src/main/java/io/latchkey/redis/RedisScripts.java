@@ -41,9 +41,18 @@ final class RedisScripts {
             + "return {-1, ttl}";
 
     /**
+     * Lua: goes down the waiter queue KEYS[2] in order and publishes on each waiter's own channel
+     * (KEYS[3], a colon, its owner field) until one client hears it; drops the entries nobody heard, waiters
+     * gone without leaving the queue. Wakes one waiter that listens, or none if none does.
+     */
+    static final String WAKE_FIRST_LISTENING = "for _, f in ipairs(redis.call('zrange', KEYS[2], 0, -1)) do "
+            + "if redis.call('publish', KEYS[3] .. ':' .. f, f) > 0 then break end; "
+            + "redis.call('zrem', KEYS[2], f) end; ";
+
+    /**
      * The release. KEYS: the lock, the waiter queue, the wake channel, Redisson's lock channel; ARGV: the
-     * owner field. If the key holds the owner, deletes it, drops the queue's stale entries, publishes the
-     * id of the first live waiter on the wake channel, and Redisson's unlock message on Redisson's channel
+     * owner field. If the key holds the owner, deletes it, drops the queue's stale entries, wakes the first
+     * waiter that listens ({@link #WAKE_FIRST_LISTENING}), and publishes Redisson's unlock message on Redisson's channel
      * (so that waiters of an older Latchkey, on Redisson's RFencedLock, are woken as before); returns 1.
      * Else returns 0 and touches nothing.
      */
@@ -53,8 +62,7 @@ final class RedisScripts {
             + "if redis.call('exists', KEYS[2]) == 1 then "
             + "local t = redis.call('time'); "
             + "redis.call('zremrangebyscore', KEYS[2], '-inf', '(' .. (t[1] * 1000 + math.floor(t[2] / 1000))); "
-            + "local first = redis.call('zrange', KEYS[2], 0, 0); "
-            + "if first[1] then redis.call('publish', KEYS[3], first[1]) end end; "
+            + WAKE_FIRST_LISTENING + "end; "
             + "redis.call('publish', KEYS[4], 0); "
             + "return 1";
 
@@ -150,8 +158,7 @@ final class RedisScripts {
             + "if redis.call('exists', KEYS[2]) == 1 then "
             + "local t = redis.call('time'); "
             + "redis.call('zremrangebyscore', KEYS[2], '-inf', '(' .. (t[1] * 1000 + math.floor(t[2] / 1000))); "
-            + "local first = redis.call('zrange', KEYS[2], 0, 0); "
-            + "if first[1] then redis.call('publish', KEYS[3], first[1]) end end; "
+            + WAKE_FIRST_LISTENING + "end; "
             + "return 1";
 
     /**

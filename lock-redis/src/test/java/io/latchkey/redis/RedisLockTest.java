@@ -188,4 +188,42 @@ class RedisLockTest {
             }).orElse(false));
         }
     }
+
+    /**
+     * The root of a red run: waiters whose attempts failed during a server restart could not leave the
+     * queue, and the first release after it named one of their entries, waking nobody; the live waiter
+     * slept until its own timer. An entry nobody listens to is now passed over.
+     */
+    @Test
+    void a_waiter_gone_without_leaving_the_queue_does_not_swallow_a_release() throws Exception {
+        Duration lease = Duration.ofSeconds(10);
+        LockOptions longLease = LockOptions.builder().lease(lease).timeout(TIMEOUT).build();
+        String name = "ghost:" + System.nanoTime();
+        String key = RedisLockBackend.DEFAULT_NAMESPACE + ":" + name;
+        URI uri = URI.create(server.uri(server.endpoints()));
+        try (LockClient holder = LockClient.connect(uri, longLease); LockClient waiter = LockClient.connect(uri, longLease)) {
+            Lease held = holder.lock(name).lock(Duration.ZERO);
+            // an entry as a waiter leaves it when its leave never reached the server: live for half a lease,
+            // ahead of every waiter queued now (theirs last the holder's time to live plus a timeout)
+            String[] time = server.cli(List.of(), "TIME").split("\\s+");
+            long now = Long.parseLong(time[0]) * 1000 + Long.parseLong(time[1]) / 1000;
+            server.cli(List.of(), "ZADD", RedisKeys.waitersKey(key), Long.toString(now + lease.toMillis() / 2),
+                    "gone-without-leaving:1");
+            java.util.concurrent.CompletableFuture<Optional<Lease>> waiting = waiter.lock(name).tryLockAsync(lease.multipliedBy(3));
+            Awaitility.await().atMost(lease.dividedBy(4)).pollInterval(Duration.ofMillis(20)).until(() ->
+                    server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key)).trim().equals("2")
+                            && server.cli(List.of(), "PUBSUB", "CHANNELS", RedisKeys.wakeChannel(RedisKeys.wakeChannel(key), "*"))
+                            .lines().filter(l -> !l.isBlank()).count() == 1);
+            long released = System.nanoTime();
+            held.close();
+            Optional<Lease> got = waiting.get(lease.toMillis() * 3, java.util.concurrent.TimeUnit.MILLISECONDS);
+            Duration took = Duration.ofNanos(System.nanoTime() - released);
+            assertThat(got).isPresent();
+            got.get().close();
+            // the kit's wake-up bound (WAKE_UP_BUDGET + slack), far below the lease the waiter's own timer waits out
+            assertThat(took).as("from the release to the waiter's grant").isLessThanOrEqualTo(Duration.ofMillis(250 + 2500));
+            assertThat(server.cli(List.of(), "ZSCORE", RedisKeys.waitersKey(key), "gone-without-leaving:1"))
+                    .as("the entry nobody listened to, after the release").isEmpty();
+        }
+    }
 }
