@@ -2,6 +2,10 @@ package io.latchkey.redis;
 
 import io.latchkey.LockOptions;
 import io.latchkey.spi.LockUri;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.URL;
@@ -13,13 +17,18 @@ import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import javax.net.ssl.TrustManagerFactory;
+import org.redisson.client.NettyHook;
+import org.redisson.client.RedisConnection;
+import org.redisson.client.RedisConnectionException;
 import org.redisson.config.BaseConfig;
 import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
+import org.redisson.config.EqualJitterDelay;
 import org.redisson.config.ReadMode;
 import org.redisson.config.SentinelServersConfig;
 import org.redisson.config.SingleServerConfig;
@@ -37,6 +46,13 @@ final class RedisConfigs {
     /** How often a cluster client asks for the cluster's topology ({@code CLUSTER NODES}). */
     static final int CLUSTER_SCAN_MILLIS = 1000;
 
+    /**
+     * The longest pause between two attempts to reconnect a lost connection: well within the waiter's
+     * wake-up (250 ms, docs/contract.md), because a waiter's subscription comes back only with its
+     * connection, and a release published before that is not heard.
+     */
+    static final Duration RECONNECT_DELAY = Duration.ofMillis(100);
+
     private RedisConfigs() {
     }
 
@@ -51,7 +67,8 @@ final class RedisConfigs {
                 .setSlavesSyncTimeout(Math.min(1000, timeoutMs))
                 // Redisson's defaults (32 event loop threads, 16 executor threads) suit a data cache, not a lock client.
                 .setNettyThreads(4)
-                .setThreads(2);
+                .setThreads(2)
+                .setNettyHook(new HandshakeEndsWithChannel());
         BaseConfig<?> servers;
         switch (uri.scheme()) {
             case "redis":
@@ -160,8 +177,45 @@ final class RedisConfigs {
         servers.setTimeout(timeoutMs)
                 .setConnectTimeout(Math.max(1, timeoutMs * 4 / 5))
                 .setRetryAttempts(0)
+                // A lost connection, a waiter's subscription with it, is reconnected by Redisson on its own
+                // schedule, and a release published before that wakes nobody. Redisson's default backs off
+                // up to 10 s, so after an outage of some seconds a waiter was woken seconds after the server
+                // served again. Attempts 50 to 100 ms apart (jittered, so that clients do not all come back
+                // at once) keep that within the wake-up; an attempt on a server that is down is a refused
+                // connect, or a connection closed at once (HandshakeEndsWithChannel), or one that is silent
+                // until the connect timeout.
+                .setReconnectionDelay(new EqualJitterDelay(RECONNECT_DELAY, RECONNECT_DELAY))
                 .setClientName("latchkey");
         return config;
+    }
+
+    /**
+     * Fails a new connection's handshake as soon as its channel closes. Redisson waits for the answers
+     * to its handshake commands ({@code CLIENT SETNAME}, {@code PING}, {@code AUTH}) up to the timeout
+     * even when the peer closed the connection: a proxy in front of a server that is down (Docker's
+     * published ports, a TCP load balancer) accepts and then closes, so each reconnect attempt took a
+     * whole timeout, and a subscription came back up to a timeout after the server served again.
+     */
+    private static final class HandshakeEndsWithChannel implements NettyHook {
+        @Override
+        public void afterBoostrapInitialization(Bootstrap bootstrap) {
+        }
+
+        @Override
+        public void afterChannelInitialization(Channel channel) {
+            channel.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                @Override
+                public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+                    RedisConnection connection = RedisConnection.getFrom(ctx.channel());
+                    if (connection != null && !connection.getConnectionPromise().isDone()) {
+                        connection.closeAsync(); // as Redisson does when its handshake fails
+                        connection.getConnectionPromise().completeExceptionally(new RedisConnectionException(
+                                "connection to " + ctx.channel().remoteAddress() + " closed during its handshake"));
+                    }
+                    super.channelInactive(ctx);
+                }
+            });
+        }
     }
 
     /**

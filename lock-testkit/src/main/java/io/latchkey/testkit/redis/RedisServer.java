@@ -17,7 +17,8 @@ import org.testcontainers.images.builder.ImageFromDockerfile;
  *
  * <p>The server runs with an append-only file fsynced on every write, so a restart keeps every key,
  * fencing counters included. {@link #restart()} restarts the server process inside the running
- * container, which keeps the published port. Variants require a password ({@link #withPassword}),
+ * container, which keeps the published port; {@link #restart(Duration)} keeps it down for a while
+ * first, an outage of a chosen length. Variants require a password ({@link #withPassword}),
  * an ACL user with the default user disabled ({@link #withAclUser}), or speak only TLS
  * ({@link #withTls}).
  *
@@ -31,6 +32,9 @@ public final class RedisServer implements LockServer {
     static final int PORT = 6379;
     private static final String TLS_DIR = "/data/tls/";
     private static final String READY = "Ready to accept connections";
+    private static final String PID_FILE = "/run/latchkey-server.pid";
+    /** While this file exists, {@code latchkey-run} does not start the server again. */
+    private static final String HOLD_FILE = "/run/latchkey-hold";
     private static final Duration STARTUP = Duration.ofSeconds(60);
 
     private final GenericContainer<?> container;
@@ -132,6 +136,34 @@ public final class RedisServer implements LockServer {
         restartProcess(container, READY);
     }
 
+    /**
+     * Stops the server process (SIGTERM), keeps it down for {@code down} from its exit, then starts it
+     * again and returns once it serves: clients meanwhile find the port refused, as during an outage,
+     * and reconnect on their own schedule.
+     */
+    public void restart(Duration down) {
+        Objects.requireNonNull(down, "down");
+        if (down.isNegative()) {
+            throw new IllegalArgumentException("an outage must not be negative, got " + down);
+        }
+        int before = count(container.getLogs(), READY);
+        try {
+            exec(container, "touch " + HOLD_FILE + " && pid=$(cat " + PID_FILE + ") && kill -TERM $pid"
+                    + " && while kill -0 $pid 2>/dev/null; do sleep 0.05; done", "stop the server process");
+            Thread.sleep(down.toMillis()); // the outage itself
+            if (count(container.getLogs(), READY) > before) {
+                throw new IllegalStateException("the server in " + container.getContainerName() + " came back during"
+                        + " an outage of " + down + ": its image's latchkey-run does not know " + HOLD_FILE
+                        + "; build the image again from the kit's Dockerfile");
+            }
+            exec(container, "rm -f " + HOLD_FILE, "end the outage");
+            awaitReady(container, READY, before);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted during an outage of " + container.getContainerName(), e);
+        }
+    }
+
     /** Stops every process of the server (SIGSTOP): connections stay open and nothing answers. */
     @Override
     public void pause() {
@@ -181,24 +213,35 @@ public final class RedisServer implements LockServer {
     static void restartProcess(GenericContainer<?> container, String ready) {
         int before = count(container.getLogs(), ready);
         try {
-            var result = container.execInContainer("sh", "-c", "kill -TERM $(cat /run/latchkey-server.pid)");
-            if (result.getExitCode() != 0) {
-                throw new IllegalStateException("could not stop the server process in " + container.getContainerName()
-                        + ": " + result.getStderr());
-            }
-            long deadline = System.nanoTime() + STARTUP.toNanos();
-            while (count(container.getLogs(), ready) <= before) {
-                if (System.nanoTime() - deadline > 0) {
-                    throw new IllegalStateException("the server in " + container.getContainerName()
-                            + " did not come back within " + STARTUP + "; its log:\n" + container.getLogs());
-                }
-                Thread.sleep(50); // polling the container's log, no event to wait on
-            }
+            exec(container, "kill -TERM $(cat " + PID_FILE + ")", "stop the server process");
+            awaitReady(container, ready, before);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while restarting " + container.getContainerName(), e);
+        }
+    }
+
+    private static void exec(GenericContainer<?> container, String shell, String what) throws InterruptedException {
+        try {
+            var result = container.execInContainer("sh", "-c", shell);
+            if (result.getExitCode() != 0) {
+                throw new IllegalStateException("could not " + what + " in " + container.getContainerName() + ": "
+                        + result.getStderr());
+            }
         } catch (java.io.IOException e) {
-            throw new IllegalStateException("could not restart the server in " + container.getContainerName(), e);
+            throw new IllegalStateException("could not " + what + " in " + container.getContainerName(), e);
+        }
+    }
+
+    /** Waits until the log of {@code container} has more than {@code before} lines saying {@code ready}. */
+    private static void awaitReady(GenericContainer<?> container, String ready, int before) throws InterruptedException {
+        long deadline = System.nanoTime() + STARTUP.toNanos();
+        while (count(container.getLogs(), ready) <= before) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("the server in " + container.getContainerName()
+                        + " did not come back within " + STARTUP + "; its log:\n" + container.getLogs());
+            }
+            Thread.sleep(50); // polling the container's log, no event to wait on
         }
     }
 
