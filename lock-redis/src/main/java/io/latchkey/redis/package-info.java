@@ -145,11 +145,15 @@
  * or a moved slot is known within about a second even without a {@code MOVED} answer.
  *
  * <h2>Failover, restarts and the bounds of each call</h2>
- * A waiter is woken by the release's message on the lock's wake channel, which Redisson subscribes to
+ * A waiter is woken by the release's message on its own wake channel, which Redisson subscribes to
  * again after a reconnect (tested across a restart by {@code RedisEdgesTest}; the queue survives a
- * restart with the server's append-only file); a release published before that subscription is not
- * heard, so a waiter also tries again as soon as its channel is subscribed again (seconds after a
- * restart, where its own retry may be most of a lease away), and otherwise retries when the holder's key would expire
+ * restart with the server's append-only file). A lost connection is tried again 50 to 100 ms apart, and
+ * a connection the peer closes during its handshake fails at once rather than at the timeout, so a
+ * subscription comes back within about a tenth of a second of the server's return
+ * ({@code RedisOutageWakeTest}); a release published before that is not heard, so a waiter also tries
+ * again as soon as its channel is subscribed again. A release goes down the queue to the first waiter
+ * that hears it, passing over the entries of waiters that could not leave the queue when their attempt
+ * failed ({@code RedisLockTest}); and a waiter otherwise retries when the holder's key would expire
  * (the {@code PTTL} its last attempt read); Redis expires a key exactly at its time to live when it is
  * accessed, so a killed holder's lock is granted within {@code lease} plus that wake-up. Any failure to reach Redis
  * (refused, unresolvable, silent, paused, restarting) is a
