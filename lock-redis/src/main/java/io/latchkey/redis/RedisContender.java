@@ -59,6 +59,15 @@ final class RedisContender {
         /** Makes sure an attempt whose answer we do not have holds nothing for {@code field}. */
         abstract void undo(String field);
 
+        /**
+         * Sends, without waiting, what takes {@code field} out of the waiter queue when its acquire stops
+         * waiting on an error or an interrupt, if this kind does more than remove the entry; false (the
+         * default) if the plain removal will do.
+         */
+        boolean leave(String field) {
+            return false;
+        }
+
         /** The error for an answer that refuses the request outright (not "held"), or {@code null}. */
         RuntimeException refusal(List<Long> reply) {
             return null;
@@ -112,7 +121,7 @@ final class RedisContender {
                 queueFor = deadline.hasPassed() ? 0 : Math.max(1, deadline.remainingMillis());
             }
         } catch (InterruptedException | RuntimeException e) {
-            leaveQueue(c.waitersKey, field);
+            leaveQueue(c, field);
             throw e;
         } finally {
             if (waiter != null) {
@@ -155,12 +164,14 @@ final class RedisContender {
     /** Makes sure an attempt we stop waiting for never leaves anything held or this owner queued. */
     private void abandon(Contention c, String field) {
         c.undo(field);
-        leaveQueue(c.waitersKey, field);
+        leaveQueue(c, field);
     }
 
     /** Best effort: an entry left behind goes stale on its own within the wait it announced plus a timeout. */
-    private void leaveQueue(String waitersKey, String field) {
-        redisson.getScoredSortedSet(waitersKey, StringCodec.INSTANCE).removeAsync(field);
+    private void leaveQueue(Contention c, String field) {
+        if (!c.leave(field)) {
+            redisson.getScoredSortedSet(c.waitersKey, StringCodec.INSTANCE).removeAsync(field);
+        }
     }
 
     /**

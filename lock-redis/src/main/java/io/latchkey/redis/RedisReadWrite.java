@@ -38,7 +38,9 @@ import org.redisson.client.protocol.RedisCommands;
  *       stale, within its own next attempt plus a timeout);</li>
  *   <li>a release that leaves nobody holding wakes the first waiting writer, or, if none waits, every
  *       waiting reader: the waiters that can now run and no others. A release that leaves readers
- *       holding wakes nobody, since only a writer can be waiting then.</li>
+ *       holding wakes nobody, since only a writer can be waiting then. A writer that stops waiting
+ *       (its wait over, an error, an interrupt) wakes the readers it held back, unless another writer
+ *       holds or waits.</li>
  * </ul>
  * Waiting, bounds, abandoned attempts and the reconnection wake-up are {@link RedisContender}'s, as for
  * a lock; a grant is renewed, lost and released as a lock's ({@link RedisRenewed}).
@@ -48,10 +50,29 @@ import org.redisson.client.protocol.RedisCommands;
 final class RedisReadWrite {
 
     /**
-     * One attempt. KEYS: readers, writer, token counter, waiters; ARGV: the lease in ms, the owner field
-     * (its first letter the mode), how long to stay queued in ms (as {@link RedisScripts#GRANT}), the
-     * timeout in ms. Returns {token, lease} when granted, else {-1, how long until the blocker's entry
-     * runs out, or -1} and queues the owner as a lock's attempt does.
+     * Lua: with no writer holding, wakes every waiting reader (waiters KEYS[4], wake channel KEYS[5]) unless
+     * a writer still waits, which they stay behind: what a writer that leaves the queue owes the readers
+     * it held back.
+     */
+    static final String READERS_BEHIND_NO_WRITER = "local w = false; "
+            + "for _, f in ipairs(redis.call('zrange', KEYS[4], 0, -1)) do if string.sub(f, 1, 1) == 'w' then w = true end end; "
+            + "if not w then for _, f in ipairs(redis.call('zrange', KEYS[4], 0, -1)) do "
+            + "redis.call('publish', KEYS[5] .. ':' .. f, f) end end; ";
+
+    /**
+     * A waiter leaving the queue after an error or an interrupt. KEYS: readers, writer, token counter
+     * (unused), waiters, wake channel; ARGV: the owner field. Removes its entry; a writer that leaves
+     * wakes the readers it held back, as {@link #GRANT} does at the end of a writer's wait.
+     */
+    static final String LEAVE = "if redis.call('zrem', KEYS[4], ARGV[1]) == 1 and string.sub(ARGV[1], 1, 1) == 'w' "
+            + "and redis.call('exists', KEYS[2]) == 0 then " + READERS_BEHIND_NO_WRITER + "end; return 1";
+
+    /**
+     * One attempt. KEYS: readers, writer, token counter, waiters, wake channel; ARGV: the lease in ms, the
+     * owner field (its first letter the mode), how long to stay queued in ms (as {@link RedisScripts#GRANT}),
+     * the timeout in ms. Returns {token, lease} when granted, else {-1, how long until the blocker's entry
+     * runs out, or -1} and queues the owner as a lock's attempt does; a writer that leaves the queue so
+     * (its wait is over) wakes the readers it held back ({@link #READERS_BEHIND_NO_WRITER}).
      */
     static final String GRANT = RedisScripts.EFFECTS
             + "local t = redis.call('time'); local now = t[1] * 1000 + math.floor(t[2] / 1000); "
@@ -82,7 +103,8 @@ final class RedisReadWrite {
             + "local stale = q + tonumber(ARGV[4]); "
             + "redis.call('zadd', KEYS[4], now + stale, ARGV[2]); "
             + "if redis.call('pttl', KEYS[4]) < stale then redis.call('pexpire', KEYS[4], stale) end; "
-            + "elseif q == 0 then redis.call('zrem', KEYS[4], ARGV[2]) end; "
+            + "elseif q == 0 and redis.call('zrem', KEYS[4], ARGV[2]) == 1 and write and wttl == -2 then "
+            + READERS_BEHIND_NO_WRITER + "end; "
             + "return {-1, ttl}";
 
     /**
@@ -151,8 +173,15 @@ final class RedisReadWrite {
             RFuture<List<Long>> send(String f, long queueFor) {
                 String key = readersKey(tag);
                 return backend.commands().syncedEvalNoRetry(key, LongCodec.INSTANCE, RedisCommands.EVAL_LONG_LIST, GRANT,
-                        List.of(key, writerKey(tag), readWriteTokenKey(tag), readWriteWaitersKey(tag)),
-                        backend.leaseMillis, f, queueFor, backend.timeout().toMillis());
+                        keys(tag), backend.leaseMillis, f, queueFor, backend.timeout().toMillis());
+            }
+
+            @Override
+            boolean leave(String f) {
+                String key = readersKey(tag);
+                backend.redisson.getScript(LongCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE, LEAVE,
+                        RScript.ReturnType.LONG, keys(tag), f);
+                return true;
             }
 
             @Override
@@ -171,6 +200,12 @@ final class RedisReadWrite {
         held.start();
         RedisRenewed.log.debug("{} ({}) acquired with token {}", subject, describe(name), token);
         return held;
+    }
+
+    /** The keys of {@link #GRANT} and {@link #LEAVE}, all under the name's hash tag. */
+    private static List<Object> keys(String tag) {
+        return List.of(readersKey(tag), writerKey(tag), readWriteTokenKey(tag), readWriteWaitersKey(tag),
+                readWriteWakeChannel(tag));
     }
 
     CompletableFuture<Long> release(String tag, String field) {

@@ -58,8 +58,8 @@
  * {@code latchkey_rw_waiters:<tag>}, woken on {@code latchkey_rw_wake:<tag>}. Owner ids begin with {@code r:}
  * or {@code w:}, so the scripts tell a waiting writer from a reader: a read is refused while a writer holds
  * or waits (writers are not starved), a write while anyone holds; a release that leaves nobody holding wakes
- * the first waiting writer, or else every waiting reader, and one that leaves readers holding wakes nobody
- * ({@code RedisReadWriteWakeTest}). Renewal moves only the holder's own entry; once every grant is released
+ * the first waiting writer, or else every waiting reader, and one that leaves readers holding wakes nobody;
+ * a writer that stops waiting wakes the readers it held back ({@code RedisReadWriteWakeTest}). Renewal moves only the holder's own entry; once every grant is released
  * only the token counter remains. See {@code RedisReadWrite}.
  *
  * <h2>Semaphores</h2>

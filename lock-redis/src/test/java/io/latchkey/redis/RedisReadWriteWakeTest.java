@@ -35,7 +35,9 @@ import org.redisson.config.Config;
  */
 class RedisReadWriteWakeTest {
 
-    private static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(10)).build();
+    /** A long timeout, so that a reader's own retry behind a writer that gave up comes well after a wake-up. */
+    private static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(20))
+            .timeout(Duration.ofSeconds(5)).build();
     /** Far longer than any step of the test; only a lock that never wakes its waiters reaches it. */
     private static final Duration PATIENT = OPTIONS.lease().multipliedBy(3);
 
@@ -108,6 +110,31 @@ class RedisReadWriteWakeTest {
         Awaitility.await().atMost(PATIENT).until(() -> woken.size() >= 2);
         assertThat(woken).as("wake-ups of the writer's release: each waiting reader once, no writer").hasSize(2)
                 .allMatch(f -> f.startsWith("r:")).doesNotHaveDuplicates();
+    }
+
+    @Test
+    @DisplayName("a writer whose wait ends wakes the readers it held back, who would otherwise wait for their own retry")
+    void aWriterThatGivesUpLetsTheReadersIn() throws Exception {
+        String name = "rw-give-up:" + System.nanoTime();
+        String tag = RedisKeys.semaphoreTag(RedisLockBackend.DEFAULT_NAMESPACE + ":", name);
+        RedisServer server = REDIS.get();
+        Lease first = client().readWriteLock(name).readLock().lock(Duration.ZERO);
+        Duration writerWait = Duration.ofSeconds(2);
+        LockClient writerClient = client();
+        Future<Optional<Lease>> writer = pool.submit(() -> writerClient.readWriteLock(name).writeLock().tryLock(writerWait));
+        awaitWaiters(server, tag, 1);
+        LockClient readerClient = client();
+        Future<Optional<Lease>> reader = pool.submit(() -> readerClient.readWriteLock(name).readLock().tryLock(PATIENT));
+        awaitWaiters(server, tag, 2);
+        assertThat(writer.get(PATIENT.toMillis(), TimeUnit.MILLISECONDS)).as("the writer, while a reader holds").isEmpty();
+        long gaveUp = System.nanoTime();
+        try (Lease read = reader.get(PATIENT.toMillis(), TimeUnit.MILLISECONDS).orElseThrow()) {
+            // the kit's wake-up bound (250 ms + slack); the reader's own retry would come a timeout later
+            assertThat(Duration.ofNanos(System.nanoTime() - gaveUp)).as("from the writer giving up to the reader's grant")
+                    .isLessThanOrEqualTo(Duration.ofMillis(250 + 2500));
+            assertThat(read.isValid()).isTrue();
+        }
+        first.close();
     }
 
     /** Waits until {@code n} waiters are queued beside the read-write lock of {@code tag}, seen by the server. */
