@@ -74,6 +74,7 @@ public final class RedisCluster implements LockServer {
         }
         this.container = new GenericContainer<>(RedisServer.image())
                 .withCopyToContainer(Transferable.of(script, 0755), SCRIPT)
+                .withTmpFs(RedisServer.DATA_IN_MEMORY)
                 .withCommand(command.toArray(String[]::new))
                 .waitingFor(Wait.forLogMessage(".*" + READY + ".*\\n", 1).withStartupTimeout(STARTUP));
         this.container.setPortBindings(bindings);
@@ -296,14 +297,15 @@ public final class RedisCluster implements LockServer {
      * written is lost), and is restarted as a replica; the next node of the pair then hands them back.
      * A primary restarted while it holds slots would refuse every command ({@code CLUSTERDOWN}) for
      * the two seconds Redis waits before a restarted primary serves. Each node is restarted once the
-     * one before serves again and every replica is back in sync; the cluster keeps its ports and,
-     * after the whole restart, its roles.
+     * one before serves again, every replica is back in sync and every node sees the same layout
+     * ({@link #awaitAgreement}); the cluster keeps its ports and, after the whole restart, its roles.
      */
     @Override
     public void restart() {
         for (int p : ports) {
             if (cli(p, "ROLE").startsWith("master")) {
                 int replica = replicaOf(p);
+                awaitKnownAsReplica(p, replica);
                 String reply = cli(replica, "CLUSTER", "FAILOVER");
                 if (!reply.equals("OK")) {
                     throw new IllegalStateException("CLUSTER FAILOVER on node " + replica + " answered: " + reply);
@@ -314,6 +316,99 @@ public final class RedisCluster implements LockServer {
             int before = readyCount(status().get(p));
             exec("kill -TERM $(cat /data/" + p + "/pid)", "stop node " + p);
             awaitServing(p, state -> readyCount(state.get(p)) > before, "serve again after a restart");
+            awaitAgreement("after the restart of node " + p);
+        }
+    }
+
+    /**
+     * Waits until every node sees the same cluster: the same primaries with the same slots, the same
+     * replicas of each, no node failing or in a handshake. A node that restarted, or one that took no
+     * part in a failover, learns the new roles by gossip a while after the nodes it concerns; until then
+     * it sends clients that ask it for the layout to the old primary, whose {@code MOVED} then names a
+     * node those clients do not know as a primary. Seen: a waiter's client that read its layout from
+     * such a node was refused for three to five seconds after the restart had returned. A rolling
+     * restart goes on, and ends, once the nodes agree, as operators wait for {@code --cluster check}.
+     */
+    private void awaitAgreement(String when) {
+        long deadline = System.nanoTime() + STARTUP.toNanos();
+        while (true) {
+            java.util.Map<Integer, String> views = views();
+            if (views.size() == ports.size() && new java.util.HashSet<>(views.values()).size() == 1
+                    && !views.values().iterator().next().isEmpty()) {
+                return;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("the nodes of the Redis cluster did not agree on its layout within "
+                        + STARTUP + " " + when + "; their views:\n" + views);
+            }
+            sleepBriefly();
+        }
+    }
+
+    /**
+     * Each node's view of the cluster from {@code CLUSTER NODES}, read in one command inside the
+     * container: per node, the sorted lines "address role primary slots"; empty if the node does not
+     * answer, sees a node failing or in a handshake, or has a link down.
+     */
+    private java.util.Map<Integer, String> views() {
+        StringBuilder script = new StringBuilder();
+        for (int p : ports) {
+            script.append("echo '#node ").append(p).append("'; redis-cli -p ").append(p).append(" CLUSTER NODES;");
+        }
+        script.append(" true");
+        String out = run(List.of("sh", "-c", script.toString()), "read the nodes' views of the cluster");
+        java.util.Map<Integer, String> views = new java.util.HashMap<>();
+        for (String part : out.split("#node ")) {
+            if (part.isBlank()) {
+                continue;
+            }
+            List<String> lines = new ArrayList<>(part.lines().toList());
+            int port = Integer.parseInt(lines.remove(0).trim());
+            List<String> view = new ArrayList<>();
+            for (String line : lines) {
+                // <id> <ip:port@bus> <flags> <primary id or -> <ping> <pong> <epoch> <link> <slot>...
+                String[] f = line.trim().split(" ");
+                if (f.length < 8) {
+                    continue;
+                }
+                List<String> flags = new ArrayList<>(List.of(f[2].split(",")));
+                flags.remove("myself");
+                flags.remove("nofailover");
+                if (flags.contains("fail") || flags.contains("fail?") || flags.contains("handshake")
+                        || flags.contains("noaddr") || !f[7].equals("connected")) {
+                    view = List.of();
+                    break;
+                }
+                String slots = String.join(" ", java.util.Arrays.asList(f).subList(8, f.length));
+                view.add(f[1].split("@")[0] + " " + String.join(",", flags) + " " + f[3] + " " + slots);
+            }
+            java.util.Collections.sort(view);
+            views.put(port, String.join("\n", view));
+        }
+        return views;
+    }
+
+    /**
+     * Waits until the primary on {@code primary} knows {@code replica} as its replica in its own view of the
+     * cluster, which gossip brings some time after the replica follows it. A primary ignores the
+     * failover request of a node it does not know as its replica: {@code CLUSTER FAILOVER} then answers
+     * OK and nothing happens (seen on a cluster restarted within seconds of its creation).
+     */
+    private void awaitKnownAsReplica(int primary, int replica) {
+        long deadline = System.nanoTime() + STARTUP.toNanos();
+        String id = cli(primary, "CLUSTER", "MYID").trim();
+        while (true) {
+            String nodes = cli(primary, "CLUSTER", "NODES");
+            // <id> <ip:port@bus> <flags> <its primary's id> ...
+            if (nodes.lines().map(l -> l.split(" ")).anyMatch(f -> f.length > 3 && f[1].contains(":" + replica + "@")
+                    && List.of(f[2].split(",")).contains("slave") && f[3].equals(id))) {
+                return;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("node " + primary + " of the Redis cluster did not learn within " + STARTUP
+                        + " that node " + replica + " is its replica; its view:\n" + nodes);
+            }
+            sleepBriefly();
         }
     }
 
