@@ -106,6 +106,7 @@ public final class RedisSentinelCluster implements LockServer {
         return new GenericContainer<>(RedisServer.image())
                 .withNetwork(network)
                 .withExposedPorts(RedisServer.PORT)
+                .withTmpFs(RedisServer.DATA_IN_MEMORY)
                 .withCommand(command.toArray(String[]::new))
                 .waitingFor(Wait.forLogMessage(".*Ready to accept connections.*\\n", 1).withStartupTimeout(STARTUP));
     }
