@@ -330,19 +330,10 @@ public final class RedisCluster implements LockServer {
      * restart goes on, and ends, once the nodes agree, as operators wait for {@code --cluster check}.
      */
     private void awaitAgreement(String when) {
-        long deadline = System.nanoTime() + STARTUP.toNanos();
-        while (true) {
-            java.util.Map<Integer, String> views = views();
-            if (views.size() == ports.size() && new java.util.HashSet<>(views.values()).size() == 1
-                    && !views.values().iterator().next().isEmpty()) {
-                return;
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("the nodes of the Redis cluster did not agree on its layout within "
-                        + STARTUP + " " + when + "; their views:\n" + views);
-            }
-            sleepBriefly();
-        }
+        poll(this::views, views -> views.size() == ports.size() && new java.util.HashSet<>(views.values()).size() == 1
+                && !views.values().iterator().next().isEmpty(),
+                views -> "the nodes of the Redis cluster did not agree on its layout within " + STARTUP + " " + when
+                        + "; their views:\n" + views);
     }
 
     /**
@@ -395,21 +386,13 @@ public final class RedisCluster implements LockServer {
      * OK and nothing happens (seen on a cluster restarted within seconds of its creation).
      */
     private void awaitKnownAsReplica(int primary, int replica) {
-        long deadline = System.nanoTime() + STARTUP.toNanos();
         String id = cli(primary, "CLUSTER", "MYID").trim();
-        while (true) {
-            String nodes = cli(primary, "CLUSTER", "NODES");
-            // <id> <ip:port@bus> <flags> <its primary's id> ...
-            if (nodes.lines().map(l -> l.split(" ")).anyMatch(f -> f.length > 3 && f[1].contains(":" + replica + "@")
-                    && List.of(f[2].split(",")).contains("slave") && f[3].equals(id))) {
-                return;
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("node " + primary + " of the Redis cluster did not learn within " + STARTUP
-                        + " that node " + replica + " is its replica; its view:\n" + nodes);
-            }
-            sleepBriefly();
-        }
+        // <id> <ip:port@bus> <flags> <its primary's id> ...
+        poll(() -> cli(primary, "CLUSTER", "NODES"), nodes -> nodes.lines().map(l -> l.split(" "))
+                .anyMatch(f -> f.length > 3 && f[1].contains(":" + replica + "@")
+                        && List.of(f[2].split(",")).contains("slave") && f[3].equals(id)),
+                nodes -> "node " + primary + " of the Redis cluster did not learn within " + STARTUP + " that node "
+                        + replica + " is its replica; its view:\n" + nodes);
     }
 
     /**
@@ -418,17 +401,29 @@ public final class RedisCluster implements LockServer {
      */
     private void awaitServing(int port, java.util.function.Predicate<java.util.Map<Integer, String>> condition,
             String what) {
+        poll(this::status, state -> condition.test(state) && state.get(port).contains("cluster_state:ok")
+                && replicasInSync(state), state -> {
+                    String log = "/data/" + port + "/redis.log";
+                    return "node " + port + " of the Redis cluster did not " + what + " within " + STARTUP
+                            + "; its state:\n" + state.get(port) + "\nits log:\n"
+                            + run(List.of("tail", "-n", "50", log), "tail " + log);
+                });
+    }
+
+    /**
+     * Reads {@code read} until {@code done} holds of what it read, for up to {@link #STARTUP}; then fails
+     * with the message {@code failure} makes of the last reading.
+     */
+    private static <T> void poll(java.util.function.Supplier<T> read, java.util.function.Predicate<T> done,
+            java.util.function.Function<T, String> failure) {
         long deadline = System.nanoTime() + STARTUP.toNanos();
         while (true) {
-            java.util.Map<Integer, String> state = status();
-            if (condition.test(state) && state.get(port).contains("cluster_state:ok") && replicasInSync(state)) {
+            T last = read.get();
+            if (done.test(last)) {
                 return;
             }
             if (System.nanoTime() - deadline > 0) {
-                String log = "/data/" + port + "/redis.log";
-                throw new IllegalStateException("node " + port + " of the Redis cluster did not " + what + " within "
-                        + STARTUP + "; its state:\n" + state.get(port) + "\nits log:\n"
-                        + run(List.of("tail", "-n", "50", log), "tail " + log));
+                throw new IllegalStateException(failure.apply(last));
             }
             sleepBriefly();
         }
