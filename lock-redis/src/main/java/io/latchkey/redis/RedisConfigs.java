@@ -2,10 +2,6 @@ package io.latchkey.redis;
 
 import io.latchkey.LockOptions;
 import io.latchkey.spi.LockUri;
-import io.netty.bootstrap.Bootstrap;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.URL;
@@ -22,9 +18,6 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import javax.net.ssl.TrustManagerFactory;
-import org.redisson.client.NettyHook;
-import org.redisson.client.RedisConnection;
-import org.redisson.client.RedisConnectionException;
 import org.redisson.config.BaseConfig;
 import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
@@ -68,7 +61,7 @@ final class RedisConfigs {
                 // Redisson's defaults (32 event loop threads, 16 executor threads) suit a data cache, not a lock client.
                 .setNettyThreads(4)
                 .setThreads(2)
-                .setNettyHook(new HandshakeEndsWithChannel());
+                .setNettyHook(new RedisClosedChannels());
         BaseConfig<?> servers;
         switch (uri.scheme()) {
             case "redis":
@@ -182,40 +175,11 @@ final class RedisConfigs {
                 // up to 10 s, so after an outage of some seconds a waiter was woken seconds after the server
                 // served again. Attempts 50 to 100 ms apart (jittered, so that clients do not all come back
                 // at once) keep that within the wake-up; an attempt on a server that is down is a refused
-                // connect, or a connection closed at once (HandshakeEndsWithChannel), or one that is silent
+                // connect, or a connection closed at once (RedisClosedChannels), or one that is silent
                 // until the connect timeout.
                 .setReconnectionDelay(new EqualJitterDelay(RECONNECT_DELAY, RECONNECT_DELAY))
                 .setClientName("latchkey");
         return config;
-    }
-
-    /**
-     * Fails a new connection's handshake as soon as its channel closes. Redisson waits for the answers
-     * to its handshake commands ({@code CLIENT SETNAME}, {@code PING}, {@code AUTH}) up to the timeout
-     * even when the peer closed the connection: a proxy in front of a server that is down (Docker's
-     * published ports, a TCP load balancer) accepts and then closes, so each reconnect attempt took a
-     * whole timeout, and a subscription came back up to a timeout after the server served again.
-     */
-    private static final class HandshakeEndsWithChannel implements NettyHook {
-        @Override
-        public void afterBoostrapInitialization(Bootstrap bootstrap) {
-        }
-
-        @Override
-        public void afterChannelInitialization(Channel channel) {
-            channel.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-                @Override
-                public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-                    RedisConnection connection = RedisConnection.getFrom(ctx.channel());
-                    if (connection != null && !connection.getConnectionPromise().isDone()) {
-                        connection.closeAsync(); // as Redisson does when its handshake fails
-                        connection.getConnectionPromise().completeExceptionally(new RedisConnectionException(
-                                "connection to " + ctx.channel().remoteAddress() + " closed during its handshake"));
-                    }
-                    super.channelInactive(ctx);
-                }
-            });
-        }
     }
 
     /**

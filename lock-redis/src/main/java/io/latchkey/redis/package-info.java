@@ -138,8 +138,8 @@
  * because it sits on the other node or does not exist yet (the waiters of a lock nobody waited for),
  * Redis refuses the script ({@code TRYAGAIN}) rather than split it. An acquire
  * with a wait tries again until its wait ends, as it does while a restarted primary refuses commands
- * for its first two seconds ({@code CLUSTERDOWN}) and while the client does not know a promoted
- * replica yet; what is still refused when the wait ends (at once for {@code tryLock()}) is a
+ * for its first two seconds ({@code CLUSTERDOWN}), while the client does not know a promoted
+ * replica yet, and while a node it had a connection to restarts; what is still refused when the wait ends (at once for {@code tryLock()}) is a
  * {@link io.latchkey.LockBackendUnavailableException} that names the resharding; a release refused so
  * expires within the lease. The client reads the cluster's layout every second, so a promoted replica
  * or a moved slot is known within about a second even without a {@code MOVED} answer.
@@ -151,7 +151,11 @@
  * a connection the peer closes during its handshake fails at once rather than at the timeout, so a
  * subscription comes back within about a tenth of a second of the server's return
  * ({@code RedisOutageWakeTest}); a release published before that is not heard, so a waiter also tries
- * again as soon as its channel is subscribed again. A release goes down the queue to the first waiter
+ * again as soon as its channel is subscribed again. A call whose connection closes before Redis answered
+ * fails then, not at the timeout ({@code RedisEdgesTest}); Redisson would wait the timeout for it, and
+ * so would a cluster client's look at the cluster's layout when the node it asked was restarting,
+ * leaving its waiters refused for the promoted replica it had not learnt of yet (seen: 5 s after a
+ * rolling restart had ended). A release goes down the queue to the first waiter
  * that hears it, passing over the entries of waiters that could not leave the queue when their attempt
  * failed ({@code RedisLockTest}); and a waiter otherwise retries when the holder's key would expire
  * (the {@code PTTL} its last attempt read); Redis expires a key exactly at its time to live when it is

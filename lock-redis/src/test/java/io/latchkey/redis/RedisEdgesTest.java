@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -209,6 +210,34 @@ class RedisEdgesTest {
             assertThatThrownBy(held::close).isInstanceOf(LockBackendUnavailableException.class)
                     .satisfies(e -> assertThat(e.getMessage()).contains("latchkey:gone:held").doesNotContain("pool size"));
             assertThat(since(start)).isLessThan(TIMEOUT.plus(SLACK));
+        }
+    }
+
+    /**
+     * A call whose connection closes before Redis answered fails then, not at the timeout, though
+     * Redisson itself leaves a command it wrote to its timeout ({@link RedisClosedChannels}). The
+     * timeout is long here, so that the two cannot be confused.
+     */
+    @Test
+    void a_call_whose_connection_closes_before_the_answer_fails_at_once_not_at_the_timeout() throws Exception {
+        Duration timeout = Duration.ofSeconds(10);
+        TcpProxy proxy = TcpProxy.start(server.endpoints().get(0));
+        String target = "redis://" + proxy.endpoint().getHostString() + ":" + proxy.endpoint().getPort();
+        LockOptions options = LockOptions.builder().lease(timeout.multipliedBy(3)).timeout(timeout).build();
+        try (LockClient client = LockClient.connect(java.net.URI.create(target), options)) {
+            client.lock("closed:warm-up").lock(Duration.ZERO).close();
+            proxy.cut(); // the request below is written and waits in the proxy for an answer that never comes
+            Future<Optional<Lease>> call = POOL.submit(() -> client.lock("closed").tryLock(Duration.ZERO));
+            Thread.sleep(SLACK.toMillis());
+            long closedAt = System.nanoTime();
+            proxy.close();
+            assertThatThrownBy(() -> call.get(timeout.toMillis(), TimeUnit.MILLISECONDS))
+                    .isInstanceOf(ExecutionException.class).cause()
+                    .isInstanceOf(LockBackendUnavailableException.class)
+                    .satisfies(e -> assertThat(e.getMessage()).contains("lock 'closed'")
+                            .contains("connection was lost").doesNotContain("did not answer"));
+            assertThat(since(closedAt)).as("from the close of the connection to the call's failure")
+                    .isLessThan(timeout.dividedBy(2));
         }
     }
 
