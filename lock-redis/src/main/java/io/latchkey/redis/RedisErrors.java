@@ -188,12 +188,16 @@ final class RedisErrors {
                 subject + " (" + where + "): ", doing, "redis");
     }
 
-    /** Whether a Redis Cluster refused for the moment; see {@link RedisLockBackend#retryingInCluster}. */
+    /**
+     * Whether a Redis Cluster refused for the moment, or a connection to one of its nodes was lost or
+     * refused (a node that restarts); see {@link RedisLockBackend#retryingInCluster}.
+     */
     static boolean transientInCluster(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof org.redisson.client.RedisClusterDownException
                     || t instanceof org.redisson.client.RedisTryAgainException
-                    || t instanceof org.redisson.client.RedisNodeNotFoundException) {
+                    || t instanceof RedisNodeNotFoundException
+                    || t instanceof RedisConnectionException) {
                 return true;
             }
         }

@@ -181,7 +181,9 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
      * ({@code CLUSTERDOWN}) for its first two seconds, a slot whose keys are split by a resharding is
      * refused ({@code TRYAGAIN}), and after a failover the client sends to the old primary until its next
      * look at the cluster's layout, and a {@code MOVED} to the promoted replica names a node it does not
-     * know yet. Each is over within about a second; a waiter would otherwise fail at once, where a
+     * know yet; and in a rolling restart the node a call went to may restart under it, which closes the
+     * connection (the call fails then, see {@link RedisClosedChannels}) or refuses the next one until the
+     * node is back. Each is over within about a second; a waiter would otherwise fail at once, where a
      * single server's waiter keeps waiting for its connection. A grant that failed so never holds the
      * lock or permit: the acquire undoes what it may have written before it throws. Outside a cluster,
      * one acquire.

@@ -199,16 +199,9 @@ public final class RedisLockProvider implements LockProviderFactory {
         // connect ends one timeout after its first connection began, wherever Redisson is in its seed list.
         AtomicLong firstConnectionAt = new AtomicLong();
         if (config.isClusterConfig()) {
-            config.setNettyHook(new NettyHook() {
-                @Override
-                public void afterBoostrapInitialization(Bootstrap bootstrap) {
-                }
-
-                @Override
-                public void afterChannelInitialization(Channel channel) {
-                    firstConnectionAt.compareAndSet(0, System.nanoTime() | 1);
-                }
-            });
+            // on top of the hook the configuration has (RedisClosedChannels), which a cluster needs as much
+            NettyHook hook = config.getNettyHook();
+            config.setNettyHook(new FirstChannel(hook instanceof FirstChannel f ? f.hook : hook, firstConnectionAt));
         }
         Thread connecting = DaemonThreads.factory("latchkey-redis-connect").newThread(() -> {
             try {
@@ -259,5 +252,19 @@ public final class RedisLockProvider implements LockProviderFactory {
     @Override
     public String toString() {
         return "RedisLockProvider" + schemes();
+    }
+
+    /** Notes when a client's first channel began, then hands the channel to {@code hook}. */
+    private record FirstChannel(NettyHook hook, AtomicLong at) implements NettyHook {
+        @Override
+        public void afterBoostrapInitialization(Bootstrap bootstrap) {
+            hook.afterBoostrapInitialization(bootstrap);
+        }
+
+        @Override
+        public void afterChannelInitialization(Channel channel) {
+            at.compareAndSet(0, System.nanoTime() | 1);
+            hook.afterChannelInitialization(channel);
+        }
     }
 }

@@ -9,6 +9,7 @@ import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.LockUri;
 import io.latchkey.testkit.SharedServer;
+import io.latchkey.testkit.fault.TcpProxy;
 import io.latchkey.testkit.redis.RedisCluster;
 import java.net.URI;
 import java.time.Duration;
@@ -18,6 +19,12 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.StringJoiner;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.awaitility.Awaitility;
@@ -190,6 +197,49 @@ class RedisClusterTest {
             assertThat(redisson.isShutdown()).as("the application's client after the lock client closed").isFalse();
         } finally {
             redisson.shutdown();
+        }
+    }
+
+    /**
+     * A cluster client, like a single server's, fails a call whose connection closes before Redis
+     * answered then, not at the timeout: its connect must not drop that hook for its own
+     * ({@link RedisClosedChannels}). Without it a cluster client's look at the layout waited a whole
+     * timeout on a restarting node, and its waiters were refused for seconds after a rolling restart.
+     * Through a proxy in front of every node, as {@link RedisClusterContractTest} reaches them.
+     */
+    @Test
+    void a_call_whose_connection_closes_before_the_answer_fails_at_once_not_at_the_timeout() throws Exception {
+        Duration timeout = Duration.ofSeconds(10);
+        List<TcpProxy> proxies = new ArrayList<>();
+        StringJoiner natMap = new StringJoiner(",");
+        List<java.net.InetSocketAddress> seeds = new ArrayList<>();
+        for (java.net.InetSocketAddress node : cluster.endpoints()) {
+            TcpProxy proxy = TcpProxy.start(node);
+            proxies.add(proxy);
+            seeds.add(proxy.endpoint());
+            natMap.add(node.getHostString() + ":" + node.getPort() + "=" + proxy.endpoint().getHostString() + ":"
+                    + proxy.endpoint().getPort());
+        }
+        LockOptions options = LockOptions.builder().lease(timeout.multipliedBy(3)).timeout(timeout)
+                .backendOption(RedisConfigs.NAT_MAP, natMap.toString()).build();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (LockClient client = LockClient.connect(URI.create(cluster.uri(seeds)), options)) {
+            client.lock("closed:warm-up").lock(Duration.ZERO).close();
+            proxies.forEach(TcpProxy::cut); // the request below is written and waits for an answer that never comes
+            Future<Optional<Lease>> call = pool.submit(() -> client.lock("closed").tryLock(Duration.ZERO));
+            Thread.sleep(TIMEOUT.dividedBy(4).toMillis());
+            long closedAt = System.nanoTime();
+            proxies.forEach(TcpProxy::close);
+            assertThatThrownBy(() -> call.get(timeout.toMillis(), TimeUnit.MILLISECONDS))
+                    .isInstanceOf(ExecutionException.class).cause()
+                    .isInstanceOf(LockBackendUnavailableException.class)
+                    .satisfies(e -> assertThat(e.getMessage()).contains("lock 'closed'")
+                            .contains("connection was lost").doesNotContain("did not answer"));
+            assertThat(Duration.ofNanos(System.nanoTime() - closedAt))
+                    .as("from the close of the connections to the call's failure").isLessThan(timeout.dividedBy(2));
+        } finally {
+            pool.shutdownNow();
+            proxies.forEach(TcpProxy::close);
         }
     }
 
