@@ -69,6 +69,8 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
     private static final Logger log = LoggerFactory.getLogger(Acquisition.class);
     /** The node name's part before the sequence number, as Curator's {@code InterProcessMutex} names it. */
     static final String LOCK_NODE_PREFIX = "lock-";
+    /** How often a create whose parent container was deleted meanwhile is tried; see {@link #create()}. */
+    static final int PARENT_ATTEMPTS = 3;
     /** The markers of Curator's {@code InterProcessReadWriteLock} nodes. */
     static final String READ_MARKER = "__READ__";
     static final String WRITE_MARKER = "__WRIT__";
@@ -159,14 +161,33 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
         requests.awaitDeparture(ZKPaths.makePath(lockPath, predecessor), "watch the holder of");
     }
 
-    /** Creates this acquisition's node; false if it must be created again. */
+    /**
+     * Creates this acquisition's node; false if it must be created again.
+     *
+     * <p>The parents are containers, which the server deletes once empty: a read-write lock's node sits
+     * in {@code <base>/@rw}, which goes when the last read-write lock does. Curator creates missing
+     * parents one after another, and gives up with {@code NoNode} when the server deletes one of them
+     * before it created the next (seen: a read lock refused at once). A container created anew is not
+     * deleted before its first child, so the create is tried again, {@link #PARENT_ATTEMPTS} times at most.
+     */
     private boolean create() throws KeeperException, InterruptedException {
-        CuratorEvent created = requests.create(cb -> backend.client.create().creatingParentContainersIfNeeded()
-                .withProtection().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).withACL(backend.acl, true)
-                .inBackground(cb).forPath(ZKPaths.makePath(lockPath, mode.marker), data), "create a node for",
-                // the caller leaves: a node created after this moment would hold the lock for nobody
-                late -> log.info("{} '{}': node {} was created after the caller stopped waiting; deleting it",
-                        mode.noun, lockName, late));
+        for (int attempt = 1; ; attempt++) {
+            CuratorEvent created = requests.create(cb -> backend.client.create().creatingParentContainersIfNeeded()
+                    .withProtection().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).withACL(backend.acl, true)
+                    .inBackground(cb).forPath(ZKPaths.makePath(lockPath, mode.marker), data), "create a node for",
+                    // the caller leaves: a node created after this moment would hold the lock for nobody
+                    late -> log.info("{} '{}': node {} was created after the caller stopped waiting; deleting it",
+                            mode.noun, lockName, late));
+            if (ZnodeRequests.code(created) == KeeperException.Code.NONODE && attempt < PARENT_ATTEMPTS) {
+                log.debug("{} '{}': a parent container of {} was deleted while it was created; creating it again",
+                        mode.noun, lockName, lockPath);
+                continue;
+            }
+            return confirm(created);
+        }
+    }
+
+    private boolean confirm(CuratorEvent created) throws KeeperException, InterruptedException {
         Stat stat = requests.created(created, "confirm the node of");
         if (stat == null) {
             return false;

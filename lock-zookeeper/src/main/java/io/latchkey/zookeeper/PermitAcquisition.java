@@ -194,11 +194,18 @@ final class PermitAcquisition implements ZnodeRequests.Recipe<PermitLease> {
      */
     private void createSemaphoreNode() throws KeeperException, InterruptedException {
         byte[] data = Integer.toString(permits).getBytes(StandardCharsets.UTF_8);
-        CuratorEvent created = requests.await(ZnodeRequests.send(cb -> backend.client.create()
-                .creatingParentContainersIfNeeded().withMode(CreateMode.CONTAINER).withACL(backend.acl, true)
-                .inBackground(cb).forPath(path, data)), "create the node of");
-        if (ZnodeRequests.code(created) != KeeperException.Code.NODEEXISTS) {
-            ZnodeRequests.check(created);
+        for (int attempt = 1; ; attempt++) {
+            CuratorEvent created = requests.await(ZnodeRequests.send(cb -> backend.client.create()
+                    .creatingParentContainersIfNeeded().withMode(CreateMode.CONTAINER).withACL(backend.acl, true)
+                    .inBackground(cb).forPath(path, data)), "create the node of");
+            KeeperException.Code code = ZnodeRequests.code(created);
+            if (code == KeeperException.Code.NONODE && attempt < Acquisition.PARENT_ATTEMPTS) {
+                continue; // the parent container went meanwhile, as for a lock's node (Acquisition.create)
+            }
+            if (code != KeeperException.Code.NODEEXISTS) {
+                ZnodeRequests.check(created);
+            }
+            return;
         }
     }
 

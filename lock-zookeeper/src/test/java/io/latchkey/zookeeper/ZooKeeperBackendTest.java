@@ -73,6 +73,61 @@ class ZooKeeperBackendTest {
         return c;
     }
 
+    /**
+     * The parents of a read lock's node are containers the server deletes once empty ({@code <base>/@rw}
+     * goes with the last read-write lock); one deleted while the client created the next is no failure
+     * of the acquire. A second client deletes the empty containers as fast as it can while read locks
+     * of new names are taken one after another, as the server's container manager does on its own
+     * schedule: a container once it had a child and has none (seen once: a read lock refused at once
+     * with {@code NoNode}).
+     */
+    @Test
+    @DisplayName("containers deleted under an acquire as it creates its parents: every read lock is still granted")
+    void parentContainersDeletedMeanwhileAreCreatedAgain() throws Exception {
+        String base = "/race" + System.nanoTime();
+        LockClient client = client("HOST" + base);
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicInteger deleted = new java.util.concurrent.atomic.AtomicInteger();
+        CompletableFuture<Void> deleter = CompletableFuture.runAsync(() -> {
+            while (!stop.get()) {
+                try {
+                    for (String child : raw.getChildren().forPath(base + "/@rw")) {
+                        deleteIfEmpty(base + "/@rw/" + child, deleted);
+                    }
+                    deleteIfEmpty(base + "/@rw", deleted);
+                } catch (KeeperException.NoNodeException e) {
+                    // gone already
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        });
+        try {
+            for (int i = 0; i < 200; i++) {
+                try (Lease read = client.readWriteLock("race:" + i).readLock().lock(PATIENT)) {
+                    assertThat(read.isValid()).isTrue();
+                }
+            }
+        } finally {
+            stop.set(true);
+            deleter.get(PATIENT.toMillis(), TimeUnit.MILLISECONDS);
+        }
+        assertThat(deleted.get()).as("containers the second client deleted").isPositive();
+    }
+
+    /** Deletes {@code path} as the container manager would: once it had a child and has none now. */
+    private static void deleteIfEmpty(String path, java.util.concurrent.atomic.AtomicInteger deleted) throws Exception {
+        try {
+            Stat stat = raw.checkExists().forPath(path);
+            if (stat != null && stat.getCversion() > 0 && stat.getNumChildren() == 0) {
+                raw.delete().forPath(path);
+                deleted.incrementAndGet();
+            }
+        } catch (KeeperException.NotEmptyException | KeeperException.NoNodeException e) {
+            // in use, or gone already
+        }
+    }
+
     @Test
     @DisplayName("a held lock is an ephemeral node under a container node named by the encoded lock name;"
             + " after release both disappear")
