@@ -154,6 +154,18 @@ public interface LockClient extends AutoCloseable {
         return Connector.multiLock(this, names);
     }
 
+    /**
+     * Leader election on {@code name}: candidates that {@link Election#campaign campaign} on it lead one
+     * at a time, each for a term that is a grant of the lock {@code name}; see {@link Election}. Cheap:
+     * nothing is sent to the backend until a candidate campaigns.
+     *
+     * @throws IllegalArgumentException if {@code name} breaks the rule of names of {@link #lock}
+     * @throws IllegalStateException if this client is closed
+     */
+    default Election election(String name) {
+        return Connector.election(this, name);
+    }
+
     /** The options this client runs with, after the URI's query was applied. */
     LockOptions options();
 

@@ -1,5 +1,6 @@
 package io.latchkey.internal;
 
+import io.latchkey.Election;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.MultiLock;
@@ -40,6 +41,11 @@ public final class Connector {
     /** {@link LockClient#multiLock(java.util.Collection)}: the names checked and put in their global order. */
     public static MultiLock multiLock(LockClient client, Collection<String> names) {
         return MultiLockHandle.of(client, names);
+    }
+
+    /** {@link LockClient#election(String)}: the election on the client's lock of that name. */
+    public static Election election(LockClient client, String name) {
+        return ElectionHandle.of(client, name);
     }
 
     public static LockClient connect(URI uri, LockOptions options) {

@@ -99,6 +99,8 @@ final class SharedLockClient implements LockClient {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final SharedSemaphores semaphores = new SharedSemaphores(this);
     private final AcquirePath acquirePath = new AcquirePath(this);
+    /** Election candidacies of this client, closed first when it closes; see {@link Campaign}. */
+    final Set<Campaign> campaigns = ConcurrentHashMap.newKeySet();
 
     SharedLockClient(String backendName, LockBackend backend, LockOptions options) {
         this.backendName = Objects.requireNonNull(backendName, "backendName");
@@ -181,6 +183,11 @@ final class SharedLockClient implements LockClient {
 
     @Override
     public void close() {
+        if (closed.get()) {
+            return;
+        }
+        // while the client still serves their releases: each tells its listener revoked(CLOSED) first
+        List.copyOf(campaigns).forEach(Campaign::close);
         if (!closed.compareAndSet(false, true)) {
             return;
         }

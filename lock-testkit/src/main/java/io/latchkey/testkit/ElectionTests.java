@@ -1,0 +1,217 @@
+package io.latchkey.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.latchkey.Candidacy;
+import io.latchkey.ElectionListener;
+import io.latchkey.Leadership;
+import io.latchkey.LockClient;
+import io.latchkey.Revocation;
+import io.latchkey.testkit.fault.CuttableClient;
+import io.latchkey.testkit.history.History;
+import io.latchkey.testkit.history.HistoryChecker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The election contract's tests; see {@link ElectionContract}. Each candidate records its terms in one
+ * {@link History}: a term is granted when {@code elected} is called, observed valid by a watcher as
+ * often as it can, and released when {@code revoked} is called.
+ */
+abstract class ElectionTests extends KitGroup {
+
+    static final int STANDBYS = 5;
+
+    ElectionTests() {
+        super("election-contract-", "election:", "election");
+    }
+
+    @Override
+    abstract ElectionContract<?> contract();
+
+    @Test
+    @DisplayName("candidates of three clients: one leads at a time, each term above the last, and a resignation"
+            + " or a close hands over within wake-up + slack")
+    void oneLeaderAtATimeAndHandOvers() throws Exception {
+        String name = name();
+        History history = new History();
+        List<Candidate> candidates = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            candidates.add(campaign(client(), name, "candidate" + i, history));
+        }
+        Candidate first = awaitLeader(candidates, null, patientWait());
+        assertThat(leaders(candidates)).as("leaders among the candidates").containsExactly(first);
+
+        long resignedAt = History.now();
+        first.candidacy.resign();
+        assertThat(first.candidacy.isLeader()).as("a candidate that resigned leads").isFalse();
+        Candidate second = awaitLeader(candidates, first, tryBound(wakeUpBound()));
+        assertThat(Duration.ofNanos(second.electedAt - resignedAt)).as("from the resignation to the next leader")
+                .isLessThanOrEqualTo(wakeUpBound());
+        assertThat(first.revocations).as("the first leader's ends").containsExactly(Revocation.RESIGNED);
+
+        long closedAt = History.now();
+        second.candidacy.close();
+        assertThat(second.revocations).as("ends told before close returned").containsExactly(Revocation.CLOSED);
+        Candidate third = awaitLeader(candidates, second, tryBound(wakeUpBound()));
+        assertThat(third).as("the next leader, while the first stands aside").isNotSameAs(first);
+        assertThat(Duration.ofNanos(third.electedAt - closedAt)).as("from the close to the next leader")
+                .isLessThanOrEqualTo(wakeUpBound());
+
+        List<Long> terms = candidates.stream().flatMap(c -> c.terms.stream()).sorted(Comparator.comparingLong(t -> t[0]))
+                .map(t -> t[1]).toList();
+        assertThat(terms).as("terms in the order they were won").hasSize(3).isSorted().doesNotHaveDuplicates();
+        HistoryChecker.assertConsistent(history);
+    }
+
+    @Test
+    @DisplayName("a cut leader is told revoked as its term becomes invalid, before another leads, and leads again"
+            + " after the network heals")
+    void cutLeaderIsRevokedFirst() throws Exception {
+        String name = name();
+        History history = new History();
+        CuttableClient cut = cuttableClient();
+        Candidate leader = campaign(cut.client(), name, "cut-leader", history);
+        awaitLeader(List.of(leader), null, patientWait());
+        Candidate standby = campaign(client(), name, "standby", history);
+        Thread.sleep(options().safetyMargin().toMillis()); // the standby's request reaches the server
+
+        cutHolder(cut, history, name);
+        Awaitility.await("the cut leader's revoked").atMost(failoverBound()).pollInterval(Duration.ofMillis(10))
+                .until(() -> !leader.revocations.isEmpty());
+        assertThat(leader.revocations).containsExactly(Revocation.LOST);
+        assertThat(leader.deadline).as("the term's deadline, as its watcher last read it").isNotZero();
+        assertThat(Duration.ofNanos(leader.revokedAt - leader.deadline))
+                .as("from the term's validity deadline to revoked").isLessThanOrEqualTo(slack());
+        awaitLeader(List.of(standby), null, failoverBound());
+        assertThat(standby.terms.get(0)[1]).as("the standby's term").isGreaterThan(leader.terms.get(0)[1]);
+
+        cut.restore();
+        standby.candidacy.close();
+        awaitLeader(List.of(leader), null, patientWait()); // campaigning again by itself since its loss
+        assertThat(leader.terms).as("the cut candidate's terms").hasSize(2);
+        HistoryChecker.assertConsistent(history);
+    }
+
+    @Test
+    @DisplayName("a healthy leader among five standbys keeps its one term for three leases")
+    void healthyLeaderKeepsItsTerm() throws Exception {
+        String name = name();
+        History history = new History();
+        List<Candidate> candidates = new ArrayList<>();
+        candidates.add(campaign(client(), name, "leader", history));
+        Candidate leader = awaitLeader(candidates, null, patientWait());
+        for (int i = 0; i < STANDBYS; i++) {
+            candidates.add(campaign(client(), name, "standby" + i, history));
+        }
+        Thread.sleep(lease().multipliedBy(3).toMillis());
+        assertThat(leaders(candidates)).as("leaders after three leases").containsExactly(leader);
+        for (Candidate c : candidates) {
+            assertThat(c.revocations).as("ends of %s", c.actor).isEmpty();
+            assertThat(c.terms).as("terms of %s", c.actor).hasSize(c == leader ? 1 : 0);
+        }
+        HistoryChecker.assertConsistent(history);
+    }
+
+    @Test
+    @DisplayName("closing the client ends its candidacy: revoked(CLOSED) within a timeout, and the lock is free")
+    void closingTheClientEndsTheCandidacy() throws Exception {
+        String name = name();
+        History history = new History();
+        LockClient own = contract().newClient();
+        Candidate leader = campaign(own, name, "leader", history);
+        awaitLeader(List.of(leader), null, patientWait());
+        own.close();
+        assertThat(leader.revocations).as("ends told before the client's close returned")
+                .containsExactly(Revocation.CLOSED);
+        assertThat(leader.candidacy.isLeader()).isFalse();
+        assertThat(client().lock(name).tryLock(wakeUpBound())).as("the lock after the client's close").isPresent()
+                .get().satisfies(lease -> track(lease));
+        HistoryChecker.assertConsistent(history);
+    }
+
+    /** Starts a candidacy of {@code client} on {@code name}; closed after the test. */
+    private Candidate campaign(LockClient client, String name, String actor, History history) {
+        Candidate c = new Candidate(actor, name, history);
+        c.candidacy = track(client.election(name).campaign(c));
+        return c;
+    }
+
+    /** The one candidate other than {@code previous} that leads within {@code bound}. */
+    private static Candidate awaitLeader(List<Candidate> candidates, Candidate previous, Duration bound) {
+        Awaitility.await("a leader other than " + (previous == null ? "none" : previous.actor)).atMost(bound)
+                .pollInterval(Duration.ofMillis(5))
+                .until(() -> leaders(candidates).stream().anyMatch(c -> c != previous));
+        List<Candidate> leaders = leaders(candidates);
+        assertThat(leaders).as("leaders at once").hasSize(1);
+        return leaders.get(0);
+    }
+
+    private static List<Candidate> leaders(List<Candidate> candidates) {
+        return candidates.stream().filter(c -> c.candidacy.isLeader()).toList();
+    }
+
+    /** A candidate's listener: its terms in the history, each watched while it lasts. */
+    private final class Candidate implements ElectionListener {
+        final String actor;
+        final String name;
+        final History history;
+        /** {when won, term number} of every term won, in order. */
+        final List<long[]> terms = new CopyOnWriteArrayList<>();
+        final List<Revocation> revocations = new CopyOnWriteArrayList<>();
+        volatile Candidacy candidacy;
+        volatile long electedAt;
+        volatile long revokedAt;
+        /** The current term's validity deadline, from its {@code remaining()} at the watcher's last look. */
+        volatile long deadline;
+        private History.Grant grant;
+        private AtomicBoolean stop;
+
+        Candidate(String actor, String name, History history) {
+            this.actor = actor;
+            this.name = name;
+            this.history = history;
+        }
+
+        @Override
+        public void elected(Leadership leadership) {
+            long at = History.now();
+            assertThat(leadership.electionName()).isEqualTo(name);
+            grant = history.acquired(actor, name, leadership.term(), at, at);
+            stop = new AtomicBoolean();
+            deadline = 0;
+            History.Grant watched = grant;
+            AtomicBoolean stopped = stop;
+            executor().submit(() -> {
+                while (!stopped.get()) {
+                    long now = History.now();
+                    Duration left = leadership.remaining();
+                    if (!watched.check(leadership::isValid)) {
+                        return null;
+                    }
+                    deadline = now + left.toNanos();
+                    Thread.sleep(1); // the pace of observation
+                }
+                return null;
+            });
+            terms.add(new long[] {at, leadership.term()});
+            electedAt = at;
+        }
+
+        @Override
+        public void revoked(Leadership leadership, Revocation why) {
+            long at = History.now();
+            stop.set(true);
+            grant.released(at);
+            revokedAt = at;
+            revocations.add(why);
+        }
+    }
+}
