@@ -48,6 +48,7 @@ final class Campaign implements Candidacy, Runnable {
     private boolean acquiring; // guarded by guard: the thread may be interrupted only while it acquires
     private boolean resigning; // guarded by guard
     private Duration standAside = Duration.ZERO; // guarded by guard
+    private boolean woken; // guarded by guard: the term's end may have come, look again
     private volatile Term current;
 
     private Campaign(LockOptions options, DistributedLock lock, ElectionListener listener, SharedLockClient owner) {
@@ -88,11 +89,12 @@ final class Campaign implements Candidacy, Runnable {
     public Optional<Leadership> leadership() {
         Term term = current;
         synchronized (guard) {
-            if (term == null || closed || resigning || !term.isValid()) {
+            if (term == null || closed || resigning) {
                 return Optional.empty();
             }
         }
-        return Optional.of(term);
+        // never under the guard: the lease's loss callback takes the guard while the lease holds its own lock
+        return term.isValid() ? Optional.of(term) : Optional.empty();
     }
 
     @Override
@@ -113,6 +115,7 @@ final class Campaign implements Candidacy, Runnable {
                 resigning = true;
                 term.ended = true; // not valid from now on; revoked and the release follow on the thread
                 this.standAside = standAside;
+                woken = true;
                 guard.notifyAll();
             }
         }
@@ -127,6 +130,7 @@ final class Campaign implements Candidacy, Runnable {
                 if (term != null) {
                     term.ended = true;
                 }
+                woken = true;
                 guard.notifyAll();
                 if (acquiring) {
                     thread.interrupt(); // an interrupted acquire leaves nothing held
@@ -188,30 +192,50 @@ final class Campaign implements Candidacy, Runnable {
         }
     }
 
-    /** One term: elected, then its end, its release and revoked; then the stand-aside after a resignation. */
+    /**
+     * One term: elected, then its end, revoked and the release; then the stand-aside after a
+     * resignation. The lease is never read under the guard: its loss callback takes the guard while
+     * the lease holds its own lock, so reading it under the guard could deadlock with that callback.
+     */
     private void lead(Term term) {
+        boolean closedMeanwhile;
         synchronized (guard) {
-            if (closed) { // closed while the acquire returned: never elected
-                release(term);
-                return;
+            closedMeanwhile = closed;
+            if (!closedMeanwhile) {
+                current = term;
+                woken = false;
             }
-            current = term;
+        }
+        if (closedMeanwhile) { // closed while the acquire returned: never elected
+            release(term);
+            return;
         }
         term.lease.lost().whenComplete((e, t) -> {
             synchronized (guard) {
+                woken = true;
                 guard.notifyAll();
             }
         });
         tell(() -> listener.elected(term), "elected");
+        while (true) {
+            boolean valid = term.lease.isValid();
+            Duration left = term.lease.remaining();
+            synchronized (guard) {
+                if (closed || resigning || !valid) {
+                    break;
+                }
+                if (!woken) {
+                    waitOnGuard(left); // the term's deadline bounds the wait, so its end is told at once
+                }
+                woken = false;
+            }
+        }
+        boolean lost = term.lease.lost().toCompletableFuture().isDone();
+        // a lease the client ended as it closed is not lost; a validity deadline just passed is
+        boolean clientClosed = !lost && term.lease instanceof SharedLease shared && shared.grant.ended();
         Revocation why;
         Duration stand = Duration.ZERO;
         synchronized (guard) {
-            while (!closed && !resigning && term.lease.isValid()) {
-                waitOnGuard(term.lease.remaining());
-            }
-            boolean lost = term.lease.lost().toCompletableFuture().isDone();
-            // a lease the client ended as it closed is not lost; a validity deadline just passed is
-            boolean clientClosed = !lost && term.lease instanceof SharedLease shared && shared.grant.ended();
             why = lost ? Revocation.LOST : closed || clientClosed ? Revocation.CLOSED
                     : resigning ? Revocation.RESIGNED : Revocation.LOST;
             if (why == Revocation.RESIGNED) {

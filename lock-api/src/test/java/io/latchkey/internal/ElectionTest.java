@@ -158,6 +158,45 @@ class ElectionTest extends InMemoryFixture {
         assertThat(seen).containsExactly("elected", "revoked RESIGNED", "elected", "revoked CLOSED");
     }
 
+    /**
+     * A term whose deadline passes while another thread reads it: the reader's {@code isValid()} ends the
+     * lease and completes {@code lost()}, whose callback wakes the candidacy; the candidacy itself reads
+     * the lease as it waits. Done under one lock each way, that deadlocked (seen in the contract's cut
+     * leader test, with its validity watcher). Every round must end with revoked(LOST) and a close.
+     */
+    @Test
+    @DisplayName("a term read from another thread as its deadline passes ends with revoked(LOST), in every round")
+    void termEndingUnderAReaderNeverDeadlocks() throws Exception {
+        for (int round = 0; round < 10; round++) {
+            SharedLockClient client = newClient();
+            io.latchkey.memory.InMemoryBackend backend = backends.get(backends.size() - 1);
+            Events events = new Events();
+            Candidacy candidacy = client.election("read:" + round).campaign(events);
+            events.awaitSize(1);
+            Leadership term = events.terms.get(0);
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            List<java.util.concurrent.Future<?>> readers = new java.util.ArrayList<>();
+            for (int r = 0; r < 3; r++) {
+                readers.add(threads.submit(() -> {
+                    while (!stop.get()) {
+                        term.isValid();
+                        candidacy.isLeader();
+                    }
+                }));
+            }
+            backend.reachable.set(false); // no renewal: the deadline passes; and no new term meanwhile
+            backend.renewing.set(false);
+            events.awaitSize(2);
+            stop.set(true);
+            for (java.util.concurrent.Future<?> reader : readers) {
+                reader.get(PATIENT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            }
+            assertThat(events.seen.get(1)).as("round %s", round).endsWith("LOST");
+            java.util.concurrent.CompletableFuture.runAsync(candidacy::close, threads)
+                    .get(PATIENT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+    }
+
     @Test
     @DisplayName("closing the client tells revoked(CLOSED) before its close returns, and ends the candidacy")
     void clientCloseEndsTheCandidacy() {
