@@ -1,5 +1,8 @@
 package io.latchkey.bench;
 
+import static io.latchkey.bench.BenchThreads.join;
+import static io.latchkey.bench.BenchThreads.thread;
+
 import io.latchkey.testkit.fault.ChildJvm;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -451,41 +454,6 @@ final class Scenarios {
                 l.close();
             } catch (Exception e) {
                 System.err.println("closing a client failed: " + e);
-            }
-        }
-    }
-
-    interface Body {
-        void run() throws Exception;
-    }
-
-    private static Thread thread(String what, Body body, List<Throwable> failures) {
-        Thread t = new Thread(() -> {
-            try {
-                body.run();
-            } catch (Throwable e) {
-                synchronized (failures) {
-                    failures.add(e);
-                }
-            }
-        }, "bench-" + what);
-        t.setDaemon(true);
-        t.start();
-        return t;
-    }
-
-    private static void join(List<Thread> threads, Duration bound, List<Throwable> failures) throws Exception {
-        long deadline = System.nanoTime() + bound.toNanos();
-        for (Thread t : threads) {
-            t.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
-            if (t.isAlive()) {
-                throw new IllegalStateException("a benchmark thread did not finish within " + bound);
-            }
-        }
-        synchronized (failures) {
-            if (!failures.isEmpty()) {
-                Exception e = new IllegalStateException("a benchmark thread failed: " + failures.get(0), failures.get(0));
-                throw e;
             }
         }
     }

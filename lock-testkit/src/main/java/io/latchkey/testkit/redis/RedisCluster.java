@@ -348,35 +348,7 @@ public final class RedisCluster implements LockServer {
         }
         script.append(" true");
         String out = run(List.of("sh", "-c", script.toString()), "read the nodes' views of the cluster");
-        java.util.Map<Integer, String> views = new java.util.HashMap<>();
-        for (String part : out.split("#node ")) {
-            if (part.isBlank()) {
-                continue;
-            }
-            List<String> lines = new ArrayList<>(part.lines().toList());
-            int port = Integer.parseInt(lines.remove(0).trim());
-            List<String> view = new ArrayList<>();
-            for (String line : lines) {
-                // <id> <ip:port@bus> <flags> <primary id or -> <ping> <pong> <epoch> <link> <slot>...
-                String[] f = line.trim().split(" ");
-                if (f.length < 8) {
-                    continue;
-                }
-                List<String> flags = new ArrayList<>(List.of(f[2].split(",")));
-                flags.remove("myself");
-                flags.remove("nofailover");
-                if (flags.contains("fail") || flags.contains("fail?") || flags.contains("handshake")
-                        || flags.contains("noaddr") || !f[7].equals("connected")) {
-                    view = List.of();
-                    break;
-                }
-                String slots = String.join(" ", java.util.Arrays.asList(f).subList(8, f.length));
-                view.add(f[1].split("@")[0] + " " + String.join(",", flags) + " " + f[3] + " " + slots);
-            }
-            java.util.Collections.sort(view);
-            views.put(port, String.join("\n", view));
-        }
-        return views;
+        return ClusterNodesViews.parse(out);
     }
 
     /**
