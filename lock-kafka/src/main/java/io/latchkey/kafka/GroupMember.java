@@ -378,14 +378,9 @@ final class GroupMember implements PermitLease {
             memberId = consumer.groupMetadata().memberId();
             if (partitions.contains(partition)) {
                 consumer.pause(List.of(partition)); // its records (markers, slot records) are never read here
-                // The broker counts this member's session from the end of the join phase at the latest,
-                // not from its SyncGroup: a join answer a network cut held up for 4.8 s was followed by a
-                // SyncGroup answered at once with the partition, and the broker expelled the member 0.9 s
-                // later, a session after the join (another member was granted while this lease, counted
-                // from the SyncGroup, was valid: the contract's randomized faults). So the evidence dates
-                // from this rebalance's JoinGroup, which left no earlier than the start of the previous
-                // poll minus the join's and the sync's latencies (the SyncGroup leaves as the join's answer arrives).
-                long sentAt = previousPollStart - HeartbeatEvidence.joinAndSyncLatencyNanos(consumer, timeoutNanos);
+                // The SyncGroup request that brought this assignment left no earlier than the start of
+                // the previous poll minus its own latency.
+                long sentAt = previousPollStart - HeartbeatEvidence.syncLatencyNanos(consumer, timeoutNanos);
                 holding = true;
                 heartbeats.confirm(sentAt);
                 log.debug("lock '{}': member {} was assigned partition {}", lockName, clientId, partition);

@@ -98,17 +98,9 @@ final class HeartbeatEvidence {
         return lastAnswerNanos;
     }
 
-    /**
-     * The longest JoinGroup round trip of {@code c} plus its longest SyncGroup round trip, each
-     * {@code fallbackNanos} if it has measured none: how long before the SyncGroup's answer the
-     * JoinGroup of the same rebalance may have left.
-     */
-    static long joinAndSyncLatencyNanos(KafkaConsumer<?, ?> c, long fallbackNanos) {
-        return latency(c, "join-time-max", fallbackNanos) + latency(c, "sync-time-max", fallbackNanos);
-    }
-
-    private static long latency(KafkaConsumer<?, ?> c, String name, long fallbackNanos) {
-        double ms = value(metric(c, name), Double.NaN);
+    /** The longest SyncGroup round trip of {@code c}, or {@code fallbackNanos} if it has measured none. */
+    static long syncLatencyNanos(KafkaConsumer<?, ?> c, long fallbackNanos) {
+        double ms = value(metric(c, "sync-time-max"), Double.NaN);
         return Double.isNaN(ms) ? fallbackNanos : (long) Math.ceil(ms * 1_000_000d);
     }
 
