@@ -154,8 +154,9 @@ abstract class ElectionTests extends KitGroup {
         return leaders.get(0);
     }
 
+    /** The candidates that lead and whose listener has been told so: a candidacy leads before it tells. */
     private static List<Candidate> leaders(List<Candidate> candidates) {
-        return candidates.stream().filter(c -> c.candidacy.isLeader()).toList();
+        return candidates.stream().filter(c -> c.told != null && c.candidacy.isLeader()).toList();
     }
 
     /** A candidate's listener: its terms in the history, each watched while it lasts. */
@@ -167,6 +168,8 @@ abstract class ElectionTests extends KitGroup {
         final List<long[]> terms = new CopyOnWriteArrayList<>();
         final List<Revocation> revocations = new CopyOnWriteArrayList<>();
         volatile Candidacy candidacy;
+        /** The term its listener was told of last, until told it ended. */
+        volatile Leadership told;
         volatile long electedAt;
         volatile long revokedAt;
         /** The current term's validity deadline, from its {@code remaining()} at the watcher's last look. */
@@ -203,11 +206,13 @@ abstract class ElectionTests extends KitGroup {
             });
             terms.add(new long[] {at, leadership.term()});
             electedAt = at;
+            told = leadership;
         }
 
         @Override
         public void revoked(Leadership leadership, Revocation why) {
             long at = History.now();
+            told = null;
             stop.set(true);
             grant.released(at);
             revokedAt = at;
