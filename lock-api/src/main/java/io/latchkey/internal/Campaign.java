@@ -27,8 +27,9 @@ import org.slf4j.LoggerFactory;
  * <p>The thread waits for the end of a term with the term's own validity deadline as its bound, so it
  * wakes at that deadline even if {@code lost()} were late, and tells {@code revoked} then; after a
  * pause of this process it wakes past the deadline and tells at once. An acquire that fails (the
- * backend unreachable) is tried again after {@link #retryPause}, with one warning per outage. A
- * closed client ends the candidacy as {@link #close()} does.
+ * backend unreachable, or a backend's {@code IllegalStateException} while the client is open) is
+ * tried again after {@link #retryPause}, with one warning per outage. A closed client ends the
+ * candidacy as {@link #close()} does.
  */
 final class Campaign implements Candidacy, Runnable {
 
@@ -67,6 +68,15 @@ final class Campaign implements Candidacy, Runnable {
         }
         campaign.thread.start();
         return campaign;
+    }
+
+    /**
+     * Whether the client this candidacy campaigns with is closed. A client other than the shared one
+     * (an application's own implementation) cannot be asked: its {@code IllegalStateException} is taken
+     * to mean closed, as the API documents for every client.
+     */
+    private boolean clientClosed() {
+        return owner == null || owner.isClosed();
     }
 
     /** The pause before an acquire that failed is tried again: a quarter of the lease, at most a second. */
@@ -163,10 +173,11 @@ final class Campaign implements Candidacy, Runnable {
                     failing = false;
                 } catch (InterruptedException e) {
                     continue; // closed: the loop ends above
-                } catch (IllegalStateException e) {
-                    log.debug("election '{}': the client is closed, the candidacy ends", lock.name());
-                    return;
-                } catch (LockException e) {
+                } catch (IllegalStateException | LockException e) {
+                    if (e instanceof IllegalStateException && clientClosed()) {
+                        log.debug("election '{}': the client is closed, the candidacy ends", lock.name());
+                        return;
+                    }
                     if (!failing) {
                         log.warn("election '{}': campaigning failed, trying again every {}: {}", lock.name(),
                                 Durations.format(retryPause()), e.getMessage());

@@ -7,9 +7,15 @@ import io.latchkey.Candidacy;
 import io.latchkey.ElectionListener;
 import io.latchkey.Leadership;
 import io.latchkey.Revocation;
+import io.latchkey.memory.InMemoryBackend;
+import io.latchkey.spi.BackendLease;
+import io.latchkey.spi.Deadline;
+import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.LockBackend;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.DisplayName;
@@ -209,5 +215,41 @@ class ElectionTest extends InMemoryFixture {
         assertThat(((Campaign) candidacy).thread.isAlive()).isFalse();
         assertThat(client.campaigns).isEmpty();
         assertThat(server.isHeld("e")).isFalse();
+    }
+
+    @Test
+    @DisplayName("an IllegalStateException from the backend of an open client is a failed campaign, tried again")
+    void backendIllegalStateWhileOpenIsTriedAgain() {
+        InMemoryBackend memory = new InMemoryBackend(server, LEASE, TIMEOUT);
+        AtomicInteger failuresLeft = new AtomicInteger(2);
+        LockBackend flaky = new LockBackend() {
+            @Override
+            public String describe(String lockName) {
+                return memory.describe(lockName);
+            }
+
+            @Override
+            public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
+                if (failuresLeft.getAndDecrement() > 0) {
+                    throw new IllegalStateException("the backend's own inconsistency");
+                }
+                return memory.acquire(lockName, deadline, evidence);
+            }
+
+            @Override
+            public void close() {
+                memory.close();
+            }
+        };
+        SharedLockClient client = new SharedLockClient("memory", flaky, OPTIONS);
+        clients.add(client);
+        Events events = new Events();
+
+        try (Candidacy candidacy = client.election("e").campaign(events)) {
+            events.awaitSize(1);
+            assertThat(events.seen).containsExactly("elected " + events.terms.get(0).term());
+            assertThat(failuresLeft.get()).as("acquires left to fail").isNegative();
+            assertThat(candidacy.isLeader()).isTrue();
+        }
     }
 }
