@@ -10,9 +10,13 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -77,7 +81,8 @@ final class GroupMember implements PermitLease {
     private volatile int generation = -1;
     /** The member id the coordinator gave this member, once it joined; empty before. */
     private volatile String memberId = "";
-    private long previousPollStart; // poll thread only
+    /** Assigned the partition, but no commit has confirmed it yet: not holding yet. */
+    private boolean unconfirmed; // poll thread only
 
     /** Whether this client used the lock's name before (its topic known): set before the member starts. */
     boolean knownName;
@@ -223,7 +228,6 @@ final class GroupMember implements PermitLease {
             }
             c.subscribe(List.of(topic), new Listener());
             heartbeats.start(c, created);
-            previousPollStart = created;
             grant.onJoinStarted(System.nanoTime());
             Duration pollFor = Duration.ofMillis(POLL_MILLIS);
             boolean polled = false;
@@ -238,9 +242,11 @@ final class GroupMember implements PermitLease {
                     }
                 }
                 polled = true;
-                previousPollStart = now;
                 generation = c.groupMetadata().generationId();
                 memberId = c.groupMetadata().memberId();
+                if (unconfirmed && !stopping) {
+                    confirmGrant(c); // the commit that followed the assignment failed: once more, still assigned
+                }
                 if (holding && confirmedSentAt != Long.MIN_VALUE) {
                     heartbeats.confirm(confirmedSentAt);
                 }
@@ -267,6 +273,48 @@ final class GroupMember implements PermitLease {
             leave.finished();
             backend.removed(this);
         }
+    }
+
+    /**
+     * Reports the grant of the partition assigned to this member once the coordinator has renewed the
+     * member's session after the assignment, and dates the holder's first evidence from that renewal.
+     *
+     * <p>The assignment itself is no such evidence. The coordinator starts every member's session when
+     * the join phase ends, and renews it at a SyncGroup only if that request came before the leader's;
+     * a follower's SyncGroup that finds the group stable already is answered at once, its session still
+     * counted from the end of the join phase. That end cannot be dated here: the JoinGroup's answer may
+     * have been held up in a network cut for most of a session, and a JoinGroup may also wait in the
+     * coordinator for seconds before the phase ends (a waiter parked until the holder leaves), so neither
+     * the JoinGroup's sending nor its answer bounds it. A member granted on the SyncGroup's answer could
+     * then be expelled, and its partition given to the next member, well before the deadline it claimed.
+     *
+     * <p>An offset commit of the member's generation renews its session whenever the group is stable or
+     * preparing a rebalance, and fails otherwise (another generation, an unknown member); so a commit
+     * that succeeds proves the member kept until at least a session after it was sent. The commit names
+     * the holder's client id in its metadata and offset 0 (the partition's records are never read by
+     * the group). It costs one round trip per grant. If it fails, the member does not hold yet: the
+     * polling thread tries again after each poll while the partition stays assigned, and a rebalance
+     * that takes the partition away ends the attempt.
+     */
+    private void confirmGrant(KafkaConsumer<byte[], byte[]> c) {
+        long sentAt = System.nanoTime();
+        try {
+            c.commitSync(Map.of(partition, new OffsetAndMetadata(0L, clientId)), Duration.ofNanos(timeoutNanos / 2));
+        } catch (WakeupException e) {
+            if (stopping) {
+                return;
+            }
+            throw e;
+        } catch (CommitFailedException | RebalanceInProgressException | RetriableException e) {
+            log.debug("{}: member {} was assigned partition {}, but its commit failed; not holding yet", what, clientId,
+                    partition, e);
+            return;
+        }
+        unconfirmed = false;
+        holding = true;
+        heartbeats.confirm(sentAt);
+        log.debug("{}: member {} holds partition {} from a commit of generation {}", what, clientId, partition, generation);
+        grant.onGranted();
     }
 
     /**
@@ -378,14 +426,10 @@ final class GroupMember implements PermitLease {
             memberId = consumer.groupMetadata().memberId();
             if (partitions.contains(partition)) {
                 consumer.pause(List.of(partition)); // its records (markers, slot records) are never read here
-                // The SyncGroup request that brought this assignment left no earlier than the start of
-                // the previous poll minus its own latency.
-                long sentAt = previousPollStart - HeartbeatEvidence.syncLatencyNanos(consumer, timeoutNanos);
-                holding = true;
-                heartbeats.confirm(sentAt);
-                log.debug("lock '{}': member {} was assigned partition {}", lockName, clientId, partition);
-                grant.onGranted();
-            } else if (!holding) {
+                log.debug("{}: member {} was assigned partition {}", what, clientId, partition);
+                unconfirmed = true;
+                confirmGrant(consumer);
+            } else if (!holding && !unconfirmed) {
                 notGranted = true;
             }
             grant.onRebalanceEnded();
@@ -403,7 +447,10 @@ final class GroupMember implements PermitLease {
         }
 
         private void end(Collection<TopicPartition> partitions, String reason) {
-            if (partition != null && partitions.contains(partition) && holding) {
+            if (partitions.contains(partition)) {
+                unconfirmed = false;
+            }
+            if (partitions.contains(partition) && holding) {
                 holding = false;
                 if (!stopping) {
                     evidence.lost(reason, null);

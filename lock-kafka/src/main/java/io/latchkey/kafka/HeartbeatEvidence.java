@@ -16,6 +16,8 @@ import org.apache.kafka.common.MetricName;
  * member no earlier than {@code session.timeout.ms} after the last heartbeat it received (and a
  * member that does not rejoin a rebalance no earlier than {@code max.poll.interval.ms} after it
  * began); every heartbeat answered is therefore reported with a time known to precede its sending.
+ * A grant's first evidence is not a heartbeat but the offset commit that follows the assignment
+ * ({@code GroupMember#confirmGrant}): the assignment itself does not renew the session.
  * The consumer sends one heartbeat at a time, so heartbeat {@code n+1} leaves after the answer to
  * heartbeat {@code n} arrived, which arrived after the last poll at which the answer count was still
  * below {@code n}: that poll's start time is the bound reported. An answer that told the member it
@@ -96,12 +98,6 @@ final class HeartbeatEvidence {
     /** When the member last counted a heartbeat answer (or was made, if it never did). */
     long lastAnswerNanos() {
         return lastAnswerNanos;
-    }
-
-    /** The longest SyncGroup round trip of {@code c}, or {@code fallbackNanos} if it has measured none. */
-    static long syncLatencyNanos(KafkaConsumer<?, ?> c, long fallbackNanos) {
-        double ms = value(metric(c, "sync-time-max"), Double.NaN);
-        return Double.isNaN(ms) ? fallbackNanos : (long) Math.ceil(ms * 1_000_000d);
     }
 
     private static Metric metric(KafkaConsumer<?, ?> c, String name) {

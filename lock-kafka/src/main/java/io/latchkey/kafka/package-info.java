@@ -70,12 +70,17 @@
  *       first join reports the broker's refusal). The holder's validity comes from its own heartbeat
  *       evidence (the broker never tells a cut-off member it was expelled), with
  *       {@code min(session.timeout.ms, max.poll.interval.ms)} as the time the broker keeps a silent
- *       member; see {@code HeartbeatEvidence}.</li>
+ *       member; see {@code HeartbeatEvidence}. A member assigned the partition holds it only once an
+ *       offset commit of its generation has succeeded, and its first evidence dates from that commit:
+ *       the coordinator renews a session at such a commit, but not at a follower's SyncGroup that finds
+ *       the group stable, so an assignment whose JoinGroup answer was held up in a network cut may come
+ *       with most of its session already spent ({@code KafkaGrantEvidenceTest}).</li>
  *   <li><b>What an acquire costs, and what is cached.</b> A lock name's topic is looked up (and
  *       created) with the admin client once; the client then keeps it known, the 1024 most recently
  *       used names (about 200 bytes each), so a name seen before needs no admin or metadata request of
  *       Latchkey's: the member's consumer joins the group (FindCoordinator, JoinGroup, SyncGroup,
- *       its own metadata for the subscription) and the shared producer appends one marker
+ *       its own metadata for the subscription), commits once when it is granted the partition, and
+ *       the shared producer appends one marker
  *       ({@code KafkaCostTest.knownNameCostsNoAdminRequest}). An acquire right after a broker restart
  *       therefore goes straight to the group, whose consumer waits for the coordinator, instead of
  *       failing first on a topic lookup. A name is forgotten when a wait ends without the lock and the
@@ -87,7 +92,9 @@
  *       do not grow with the names used (about 20 KB per name when it wrote to each lock topic;
  *       {@code KafkaCostTest.releasedNamesLeaveNoStatePerName}). Scheduled jobs are the exception:
  *       their slot records go to the lock's own topic, so the producer and the slot reader keep
- *       per-topic state for each job name, which is a short and fixed list.</li>
+ *       per-topic state for each job name, which is a short and fixed list. On the broker, besides the
+ *       lock's topic, the emptied group keeps the last holder's commit (offset 0, its client id) until
+ *       the broker expires it ({@code offsets.retention.minutes}, 7 days by default).</li>
  *   <li><b>Release</b> closes the member's consumer, which sends LeaveGroup, within half the timeout;
  *       a close that ran into that bound, or a member that heard no heartbeat answer for a while, is
  *       confirmed with the coordinator in the other half, and a release it cannot confirm is a
