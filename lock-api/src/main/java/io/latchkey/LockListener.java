@@ -5,10 +5,10 @@ import java.time.Instant;
 import java.util.function.Consumer;
 
 /**
- * Receives the events of the locks and semaphores of one {@link LockClient}: acquisitions, failed
- * attempts, releases, losses and backend failures. Register it with {@link LockOptions.Builder#listener}
- * or {@link LockClient#addListener}; every method has a default, so a listener overrides only what it
- * needs.
+ * Receives the events of the locks, semaphores and elections of one {@link LockClient}: acquisitions,
+ * failed attempts, releases, losses and backend failures, and the terms its candidates win and end.
+ * Register it with {@link LockOptions.Builder#listener} or {@link LockClient#addListener}; every method
+ * has a default, so a listener overrides only what it needs.
  *
  * <p>Each event comes in two forms. The client calls the form that takes a {@link Target}, which
  * says what was asked for: a lock, or a permit of a semaphore (with its slot and number of permits).
@@ -16,6 +16,13 @@ import java.util.function.Consumer;
  * and drop a permit's; so a listener written for locks alone overrides the methods by name and sees
  * locks only, as it always did, and a listener that wants permits too overrides the methods that take
  * a {@link Target}. {@link #slotSkipped} concerns locks only and has one form.
+ *
+ * <p>The events of an {@link Election} ({@link #elected}, {@link #revoked}) come from the candidacies
+ * of this client, besides the events of the election's lock, which is a lock like any other. They are
+ * told when the candidate's own {@link ElectionListener} is told and alternate the same way, per
+ * candidacy. For one term, the lock's {@code acquired} comes before {@code elected}, and {@code revoked}
+ * before the lock's {@code released} (unless a closing client stops waiting for a candidate whose
+ * listener does not return).
  *
  * <p>Events describe grants of the backend lock or permit: a nested lease (the holding thread taking
  * the lock again) is neither acquired nor released. Every grant that was {@link #acquired} ends with
@@ -165,6 +172,24 @@ public interface LockListener {
         if (target.kind() == Target.Kind.LOCK) {
             event.accept(target.name());
         }
+    }
+
+    /**
+     * A candidate of this client began term {@code term} of election {@code election}; its
+     * {@link ElectionListener#elected} is told now.
+     *
+     * @param term the term number, the fencing token of the election lock's grant
+     */
+    default void elected(String election, long term) {
+    }
+
+    /**
+     * Term {@code term} of a candidate of this client in election {@code election} ended for the reason
+     * {@code why}; its {@link ElectionListener#revoked} is told now.
+     *
+     * @param led from the grant of the term's lock to this moment
+     */
+    default void revoked(String election, long term, Revocation why, Duration led) {
     }
 
     /**

@@ -30,6 +30,12 @@ import org.slf4j.LoggerFactory;
  * backend unreachable, or a backend's {@code IllegalStateException} while the client is open) is
  * tried again after {@link #retryPause}, with one warning per outage. A closed client ends the
  * candidacy as {@link #close()} does.
+ *
+ * <p>The client's {@link io.latchkey.LockListener}s hear of each term from its owner's events, queued
+ * (never under the guard) just before the candidate's own listener is told: {@code elected} once the
+ * term began, {@code revoked} with its reason and the time led, from the grant of the term's lock (the
+ * start of the lock's hold time) to that moment. A candidacy on a client other than the shared one has
+ * no such events.
  */
 final class Campaign implements Candidacy, Runnable {
 
@@ -227,6 +233,9 @@ final class Campaign implements Candidacy, Runnable {
                 guard.notifyAll();
             }
         });
+        if (owner != null) {
+            owner.events().elected(lock.name(), term.term());
+        }
         tell(() -> listener.elected(term), "elected");
         while (true) {
             boolean valid = term.lease.isValid();
@@ -258,6 +267,9 @@ final class Campaign implements Candidacy, Runnable {
         }
         // told first, so that the leader's work stops before the lock goes to the next leader, and a lost
         // term is told at its deadline, not a release's round trip later (to a backend that may be cut off)
+        if (owner != null) {
+            owner.events().revoked(lock.name(), term.term(), why, Duration.ofNanos(System.nanoTime() - term.grantedAt));
+        }
         tell(() -> listener.revoked(term, why), "revoked");
         release(term);
         pause(stand); // after a resignation, so that another candidate takes over
@@ -308,6 +320,8 @@ final class Campaign implements Candidacy, Runnable {
     /** A term: the lease of the election's lock, seen as a {@link Leadership}. */
     private final class Term implements Leadership {
         final Lease lease;
+        /** The {@link System#nanoTime()} of the grant of the term's lock, or of its return if unknown. */
+        final long grantedAt;
         /**
          * Set by a resignation or a close, or before {@code revoked} is told: from then on the term is not
          * valid, though its lock is held until {@code revoked} returned.
@@ -316,6 +330,7 @@ final class Campaign implements Candidacy, Runnable {
 
         Term(Lease lease) {
             this.lease = lease;
+            this.grantedAt = lease instanceof SharedLease shared ? shared.grant.grantedAt : System.nanoTime();
         }
 
         @Override

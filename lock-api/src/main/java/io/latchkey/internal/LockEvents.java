@@ -5,6 +5,7 @@ import io.latchkey.LockException;
 import io.latchkey.LockListener;
 import io.latchkey.LockListener.Target;
 import io.latchkey.LockLostException;
+import io.latchkey.Revocation;
 import io.latchkey.spi.DaemonThreads;
 import java.time.Duration;
 import java.util.List;
@@ -15,16 +16,17 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The events of one client's locks and permits: its listeners and the one event thread that delivers
- * to them in order, started only once a listener is registered and an event occurs. At most
- * {@code capacity} events wait; further ones are dropped and logged, so a stuck listener never blocks
- * a lock. A listener that throws is logged and does not affect the lock.
+ * The events of one client's locks, permits and elections: its listeners and the one event thread
+ * that delivers to them in order, started only once a listener is registered and an event occurs. At
+ * most {@code capacity} events wait; further ones are dropped and logged, so a stuck listener never
+ * blocks a lock or a candidacy. A listener that throws is logged and affects neither.
  *
  * <p>Thread-safe.
  */
@@ -56,8 +58,17 @@ final class LockEvents {
         listeners.remove(listener);
     }
 
-    /** Queues one event for every listener; never blocks and never throws. */
+    /** Queues one event of {@code target} for every listener; never blocks and never throws. */
     void emit(Target target, Consumer<LockListener> event) {
+        queue(target, event, (listener, e) -> log.warn("lock listener {} failed on an event of {} ({}); the {} is not affected",
+                listener, target, where.apply(target), noun(target), e));
+    }
+
+    /**
+     * Queues {@code event} for every listener, {@code failed} logging a listener that throws;
+     * {@code about} names the event's subject when events are dropped. Never blocks and never throws.
+     */
+    private void queue(Object about, Consumer<LockListener> event, BiConsumer<LockListener, RuntimeException> failed) {
         if (listeners.isEmpty()) {
             return;
         }
@@ -67,8 +78,7 @@ final class LockEvents {
                     try {
                         event.accept(listener);
                     } catch (RuntimeException e) {
-                        log.warn("lock listener {} failed on an event of {} ({}); the {} is not affected",
-                                listener, target, where.apply(target), noun(target), e);
+                        failed.accept(listener, e);
                     }
                 }
             });
@@ -76,7 +86,7 @@ final class LockEvents {
             long dropped = droppedEvents.incrementAndGet();
             if (!events.isShutdown() && (dropped == 1 || dropped % 1000 == 0)) {
                 log.warn("lock listeners of {} fall behind: {} events dropped so far, the latest for {};"
-                        + " make listeners return quickly", backendName, dropped, target);
+                        + " make listeners return quickly", backendName, dropped, about);
             }
         }
     }
@@ -108,6 +118,28 @@ final class LockEvents {
 
     void backendUnavailable(Target target, LockBackendUnavailableException e) {
         emit(target, l -> l.backendUnavailable(target, e));
+    }
+
+    void elected(String election, long term) {
+        emitElection(election, term, l -> l.elected(election, term));
+    }
+
+    void revoked(String election, long term, Revocation why, Duration led) {
+        emitElection(election, term, l -> l.revoked(election, term, why, led));
+    }
+
+    private void emitElection(String election, long term, Consumer<LockListener> event) {
+        queue(new ElectionTerm(election, term), event, (listener, e) -> log.warn(
+                "lock listener {} failed on an event of term {} of election '{}'; the candidacy is not affected",
+                listener, term, election, e));
+    }
+
+    /** A term of an election, as a message about dropped events names it. */
+    private record ElectionTerm(String election, long term) {
+        @Override
+        public String toString() {
+            return "term " + term + " of election '" + election + "'";
+        }
     }
 
     private static String noun(Target target) {
