@@ -6,6 +6,7 @@ import io.latchkey.LockException;
 import io.latchkey.LockListener;
 import io.latchkey.LockListener.Target;
 import io.latchkey.LockLostException;
+import io.latchkey.Revocation;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -22,8 +23,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
- * Turns the {@link LockListener lock events} of a {@link LockClient}, for its locks and its
- * semaphores' permits, into Micrometer meters.
+ * Turns the {@link LockListener lock events} of a {@link LockClient}, for its locks, its semaphores'
+ * permits and its candidates' election terms, into Micrometer meters.
  *
  * <pre>{@code
  * LockClient client = LockClient.connect("redis://localhost:6379");
@@ -57,6 +58,22 @@ import java.util.function.Consumer;
  * Percentiles and histograms of the timers are left to the registry's configuration (a
  * {@code MeterFilter}), as Micrometer's own binders do.
  *
+ * <p>Meters of elections ({@link LockListener#elected}, {@link LockListener#revoked}), tagged
+ * {@code backend} and, with {@link Builder#lockNameTag(boolean)} on, {@code election} (the election's
+ * name; off by default for the same reason as the lock name):
+ * <ul>
+ *   <li>counter {@code latchkey.election.elected}: terms won by candidates of the client;</li>
+ *   <li>counter {@code latchkey.election.revoked}, tag {@code reason} = {@code lost}, {@code resigned}
+ *       or {@code closed} ({@link Revocation}): terms ended;</li>
+ *   <li>timer {@code latchkey.election.leading}: the time led per term, from the grant of the term's
+ *       lock to its revocation, recorded as the term ends;</li>
+ *   <li>gauge {@code latchkey.election.leaders}: terms won and not yet ended, that is the candidacies
+ *       leading now.</li>
+ * </ul>
+ * The election's lock is a lock: its grants count in the lock meters too, and a candidate that waits
+ * to lead records an {@code acquire} with outcome {@code not_acquired} every minute it waits (each
+ * attempt of a candidacy waits a minute, then it asks again).
+ *
  * <p>An instance is bound to one registry ({@link #bindTo}); events that arrive before are not
  * counted. It may listen to several clients of the same backend. Thread-safe: events arrive on the
  * clients' event threads.
@@ -70,6 +87,8 @@ public final class LatchkeyMetrics implements MeterBinder, LockListener {
     private final Family permits = new Family("latchkey.permit.", "latchkey.permit.held", "semaphore", "permit");
     private final Family reads = new Family("latchkey.read.", "latchkey.read.held", "lock", "read lock");
     private final Family writes = new Family("latchkey.write.", "latchkey.write.held", "lock", "write lock");
+    private final AtomicInteger leaders = new AtomicInteger();
+    private final ConcurrentHashMap<String, AtomicInteger> leadersByName = new ConcurrentHashMap<>();
     private volatile MeterRegistry registry;
 
     /**
@@ -181,6 +200,15 @@ public final class LatchkeyMetrics implements MeterBinder, LockListener {
         permits.bind(registry);
         reads.bind(registry);
         writes.bind(registry);
+        leadersGauge(registry, leaders, null);
+        // As for the acquire timers: the election meters exist from the start, so that a dashboard shows zero.
+        if (!lockNameTag) {
+            electedCounter(registry, null);
+            for (Revocation why : Revocation.values()) {
+                revokedCounter(registry, null, why);
+            }
+            leadingTimer(registry, null);
+        }
     }
 
     /** The meters of {@code target}'s kind; a kind added to lock-api fails this switch until it has its own. */
@@ -228,6 +256,55 @@ public final class LatchkeyMetrics implements MeterBinder, LockListener {
         ifBound(r -> locks.count(r, "slot.skipped", "Tasks skipped because their schedule slot was done", lockName));
     }
 
+    @Override
+    public void elected(String election, long term) {
+        ifBound(r -> {
+            electedCounter(r, election).increment();
+            leaders.incrementAndGet();
+            if (lockNameTag) {
+                leadersByName.computeIfAbsent(election, n -> leadersGauge(r, new AtomicInteger(), n)).incrementAndGet();
+            }
+        });
+    }
+
+    @Override
+    public void revoked(String election, long term, Revocation why, Duration led) {
+        ifBound(r -> {
+            revokedCounter(r, election, why).increment();
+            leadingTimer(r, election).record(led);
+            leaders.decrementAndGet();
+            if (lockNameTag) {
+                leadersByName.computeIfAbsent(election, n -> leadersGauge(r, new AtomicInteger(), n)).decrementAndGet();
+            }
+        });
+    }
+
+    private Counter electedCounter(MeterRegistry r, String election) {
+        return Counter.builder("latchkey.election.elected").description("Election terms won")
+                .tags(electionTags(election)).register(r);
+    }
+
+    private Counter revokedCounter(MeterRegistry r, String election, Revocation why) {
+        return Counter.builder("latchkey.election.revoked").description("Election terms ended")
+                .tags(electionTags(election)).tag("reason", why.name().toLowerCase(Locale.ROOT)).register(r);
+    }
+
+    private Timer leadingTimer(MeterRegistry r, String election) {
+        return Timer.builder("latchkey.election.leading").description("Time led per election term")
+                .tags(electionTags(election)).register(r);
+    }
+
+    private AtomicInteger leadersGauge(MeterRegistry r, AtomicInteger n, String election) {
+        Gauge.builder("latchkey.election.leaders", n, AtomicInteger::get)
+                .description("Election terms won and not yet ended").tags(electionTags(election)).register(r);
+        return n;
+    }
+
+    private Tags electionTags(String election) {
+        Tags t = commonTags.and("backend", backend);
+        return lockNameTag && election != null ? t.and("election", election) : t;
+    }
+
     /** Runs {@code record} on the registry once bound; events that arrive before are not counted. */
     private void ifBound(Consumer<MeterRegistry> record) {
         MeterRegistry r = registry;
@@ -256,7 +333,10 @@ public final class LatchkeyMetrics implements MeterBinder, LockListener {
             this.backend = backend;
         }
 
-        /** Whether meters carry the lock name as tag {@code lock} (off by default: one series per name). */
+        /**
+         * Whether meters carry the lock name as tag {@code lock} (or {@code semaphore}, and an election's
+         * name as tag {@code election}); off by default: one series per name.
+         */
         public Builder lockNameTag(boolean lockNameTag) {
             this.lockNameTag = lockNameTag;
             return this;
@@ -268,6 +348,7 @@ public final class LatchkeyMetrics implements MeterBinder, LockListener {
             return this;
         }
 
+        /** The metrics, to {@link LatchkeyMetrics#register register} with a client and a registry. */
         public LatchkeyMetrics build() {
             return new LatchkeyMetrics(this);
         }

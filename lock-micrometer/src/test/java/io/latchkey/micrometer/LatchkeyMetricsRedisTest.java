@@ -4,11 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.latchkey.Candidacy;
+import io.latchkey.ElectionListener;
+import io.latchkey.Leadership;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
 import io.latchkey.LockRequest;
+import io.latchkey.Revocation;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.testkit.ServerImages;
 import io.latchkey.testkit.fault.TcpProxy;
@@ -135,6 +139,69 @@ class LatchkeyMetricsRedisTest {
                     .isEqualTo(1.0);
         }
         await().atMost(EVENTS).until(() -> timerCount("latchkey.hold", "lock", "metrics:named") == 1);
+    }
+
+    double count(String name, String... tags) {
+        var counter = registry.find(name).tags(tags).counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    /** A candidate's listener that does nothing: the meters are what is looked at. */
+    static final ElectionListener QUIET = new ElectionListener() {
+        @Override
+        public void elected(Leadership leadership) {
+        }
+
+        @Override
+        public void revoked(Leadership leadership, Revocation why) {
+        }
+    };
+
+    @Test
+    void electionTermsByReason() throws Exception {
+        LatchkeyMetrics.monitor(client, registry);
+        assertThat(registry.get("latchkey.election.elected").tags("backend", "redis").counter().count()).isZero();
+        for (String reason : new String[] {"lost", "resigned", "closed"}) {
+            assertThat(registry.get("latchkey.election.revoked").tags("backend", "redis", "reason", reason).counter().count())
+                    .isZero();
+        }
+        assertThat(registry.get("latchkey.election.leading").tags("backend", "redis").timer().count()).isZero();
+        assertThat(registry.get("latchkey.election.leaders").tags("backend", "redis").gauge().value()).isZero();
+
+        Candidacy candidacy = client.election("metrics:election").campaign(QUIET);
+        await().atMost(EVENTS).until(() -> count("latchkey.election.elected") == 1);
+        assertThat(registry.get("latchkey.election.leaders").gauge().value()).isEqualTo(1.0);
+        candidacy.resign(Duration.ZERO); // the only candidate: it campaigns again at once and leads again
+        await().atMost(EVENTS).until(() -> count("latchkey.election.elected") == 2);
+        candidacy.close();
+        await().atMost(EVENTS).until(() -> count("latchkey.election.revoked", "reason", "closed") == 1);
+
+        assertThat(count("latchkey.election.revoked", "backend", "redis", "reason", "resigned")).isEqualTo(1.0);
+        assertThat(count("latchkey.election.revoked", "reason", "lost")).isZero();
+        // one term led per revocation, each for some time
+        var leading = registry.get("latchkey.election.leading").tags("backend", "redis").timer();
+        assertThat(leading.count()).isEqualTo(2);
+        assertThat(leading.max(TimeUnit.NANOSECONDS)).isPositive();
+        assertThat(registry.get("latchkey.election.leaders").gauge().value()).isZero();
+        // the election's lock is a lock: two grants, both released once the close's revocation was counted
+        await().atMost(EVENTS).until(() -> timerCount("latchkey.hold") == 2);
+        assertThat(timerCount("latchkey.acquire", "outcome", "acquired")).isEqualTo(2);
+        assertThat(registry.getMeters()).allSatisfy(m -> assertThat(m.getId().getTag("election")).isNull());
+    }
+
+    @Test
+    void electionNameTagWhenAskedFor() throws Exception {
+        LatchkeyMetrics.builder("redis").lockNameTag(true).build().register(client, registry);
+        Candidacy candidacy = client.election("metrics:named-election").campaign(QUIET);
+        await().atMost(EVENTS).until(() -> count("latchkey.election.elected", "election", "metrics:named-election") == 1);
+        assertThat(registry.get("latchkey.election.leaders").tags("election", "metrics:named-election").gauge().value())
+                .isEqualTo(1.0);
+        candidacy.close();
+        await().atMost(EVENTS).until(() -> count("latchkey.election.revoked", "election", "metrics:named-election",
+                "reason", "closed") == 1);
+        assertThat(timerCount("latchkey.election.leading", "election", "metrics:named-election")).isEqualTo(1);
+        assertThat(registry.get("latchkey.election.leaders").tags("election", "metrics:named-election").gauge().value())
+                .isZero();
     }
 
     @Test
