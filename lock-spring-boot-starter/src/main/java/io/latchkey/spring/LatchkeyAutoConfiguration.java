@@ -9,6 +9,8 @@ import java.net.URI;
 import org.apache.curator.framework.CuratorFramework;
 import org.redisson.api.RedissonClient;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -16,6 +18,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.SmartLifecycle;
@@ -29,7 +32,7 @@ import org.springframework.context.annotation.Import;
  * {@code RedissonClient}, {@code CuratorFramework} or jetcd {@code Client} bean, when the matching
  * Latchkey backend is on the class path. Either way it is closed on shutdown (which releases its
  * locks) and never closes the application's own backend client. The {@code latchkey.*} options apply
- * to it; see {@link LatchkeyProperties}.
+ * to it; see {@link LatchkeyProperties}. The {@link LeaderOnly} beans campaign through it.
  */
 @AutoConfiguration(afterName = {"org.redisson.spring.starter.RedissonAutoConfigurationV4",
         "org.redisson.spring.starter.RedissonAutoConfigurationV2", "org.redisson.spring.starter.RedissonAutoConfiguration"})
@@ -66,6 +69,13 @@ public class LatchkeyAutoConfiguration {
                 return running;
             }
         };
+    }
+
+    /** Campaigns for the {@link LeaderOnly} beans, and starts and stops them; does nothing without any. */
+    @Bean
+    LeaderOnlyBeans latchkeyLeaderOnlyBeans(BeanFactory beanFactory, ObjectProvider<LockClient> client,
+            ApplicationEventPublisher publisher) {
+        return new LeaderOnlyBeans((ConfigurableListableBeanFactory) beanFactory, client, publisher);
     }
 
     static LockOptions options(LatchkeyProperties p) {
