@@ -1,6 +1,7 @@
 package io.latchkey.spring;
 
 import io.latchkey.LockClient;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -11,7 +12,8 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * The {@code latchkey} health indicator ({@link LatchkeyHealthIndicator}), when Spring Boot's health
- * support is on the class path; {@code management.health.latchkey.enabled=false} turns it off.
+ * support is on the class path; {@code management.health.latchkey.enabled=false} turns it off. It
+ * shows the elections of the {@link LeaderOnly} beans too.
  */
 @AutoConfiguration(after = LatchkeyAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)
@@ -21,7 +23,8 @@ public class LatchkeyHealthAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(name = "latchkeyHealthIndicator")
-    LatchkeyHealthIndicator latchkeyHealthIndicator(LockClient client, LatchkeyProperties properties) {
-        return new LatchkeyHealthIndicator(client, properties.getHealth().getLockName());
+    LatchkeyHealthIndicator latchkeyHealthIndicator(LockClient client, LatchkeyProperties properties,
+            ObjectProvider<LeaderOnlyBeans> elections) {
+        return new LatchkeyHealthIndicator(client, properties.getHealth().getLockName(), elections.getIfAvailable());
     }
 }
