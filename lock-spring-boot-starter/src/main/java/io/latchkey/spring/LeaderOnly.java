@@ -23,14 +23,14 @@ import java.lang.annotation.Target;
  * }</pre>
  *
  * <p>One candidacy per election name per application context campaigns for all the beans of that
- * name, from the context's start until it closes. When the instance is elected, the beans of the
- * name are started in ascending {@link org.springframework.context.Phased phase} order, then a
- * {@link LeadershipGrantedEvent} is published. When the term ends (lost, resigned or the context
+ * name, from the context's start until it closes. When the instance is elected, a
+ * {@link LeadershipGrantedEvent} is published (a listener may hand its term, the fencing token, to the
+ * beans), then the beans of the name are started in ascending {@link org.springframework.context.Phased
+ * phase} order. When the term ends (lost, resigned or the context
  * closing), the running ones are stopped in descending phase order, each stop complete before the
  * next begins, then a {@link LeadershipRevokedEvent} is published; only after that is the election's
  * lock released, so the next leader starts its beans only after these stopped (unless the term was
- * lost, when the lock may already be gone: the bean should then ask
- * {@link io.latchkey.Leadership#isValid()} or fence its writes with the term).
+ * lost, when the lock may already be gone: the beans should fence their writes with the term).
  *
  * <p><b>Auto-startup.</b> The bean's {@code isAutoStartup()} must return {@code false}, or start-up
  * fails naming the bean. Spring's lifecycle would otherwise start it on every instance, standbys

@@ -185,6 +185,7 @@ final class LeaderOnlyBeans implements SmartLifecycle, SmartInitializingSingleto
             List<Map.Entry<String, SmartLifecycle>> beans = inPhaseOrder();
             log.info("election '{}': leading for term {}; starting {}", election, leadership.term(),
                     beans.stream().map(Map.Entry::getKey).toList());
+            publish(new LeadershipGrantedEvent(leadership)); // first, so that a listener can hand the term to the beans
             boolean failed = false;
             for (Map.Entry<String, SmartLifecycle> bean : beans) {
                 try {
@@ -198,7 +199,6 @@ final class LeaderOnlyBeans implements SmartLifecycle, SmartInitializingSingleto
                     break;
                 }
             }
-            publish(new LeadershipGrantedEvent(leadership));
             if (failed) {
                 stopAll(leadership);
                 awaitCandidacy().resign(); // revoked(RESIGNED) follows on this thread once this call returns

@@ -3,8 +3,9 @@ package io.latchkey.spring;
 import io.latchkey.Leadership;
 
 /**
- * This instance leads the election for a term: published after the election's {@link LeaderOnly} beans
- * started, on the candidacy's thread. Immutable.
+ * This instance leads the election for a term: published before the election's {@link LeaderOnly} beans
+ * are started, on the candidacy's thread, so that a listener can hand the {@link #term() term} to what
+ * they write. Immutable.
  */
 public final class LeadershipGrantedEvent extends LeadershipEvent {
 

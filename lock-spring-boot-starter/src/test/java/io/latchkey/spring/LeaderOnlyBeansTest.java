@@ -30,6 +30,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Scope;
 import org.springframework.core.NestedExceptionUtils;
 
 /**
@@ -96,13 +97,13 @@ class LeaderOnlyBeansTest {
     /**
      * The leader's worker runs, the standby's does not (Spring's lifecycle did not start it), and when
      * the leader's context closes the other instance starts its worker within a lease plus the wake-up,
-     * only after the first one stopped; each instance's events come after its worker started or stopped,
-     * with terms that grow.
+     * only after the first one stopped; each instance's grant comes before its worker starts, and its
+     * revocation after the worker stopped, with terms that grow.
      */
     @Test
     void theBeanRunsInTheLeaderOnlyAndMovesWhenTheLeadersContextCloses() {
         ConfigurableApplicationContext first = startInstance(1, "feed");
-        await("instance 1 leads and runs its worker", () -> !first.getBean(Events.class).received.isEmpty());
+        await("instance 1 leads and runs its worker", () -> worker(first).isRunning());
         long firstTerm = first.getBean(Events.class).received.get(0).term();
         ConfigurableApplicationContext second = startInstance(2, "feed");
         assertThat(worker(second).isRunning()).as("the standby's worker after its context started").isFalse();
@@ -127,9 +128,9 @@ class LeaderOnlyBeansTest {
                 Map.of("feed", Map.of("leader", true, "term", secondTerm)));
         second.close();
         assertThat(journal()).as("starts, stops and events of both instances, in order").containsExactly(
-                "1 start", "1 granted feed " + firstTerm,
+                "1 granted feed " + firstTerm, "1 start",
                 "1 stop", "1 revoked feed " + firstTerm + " CLOSED",
-                "2 start", "2 granted feed " + secondTerm,
+                "2 granted feed " + secondTerm, "2 start",
                 "2 stop", "2 revoked feed " + secondTerm + " CLOSED");
         assertThat(MOST_RUNNING.get()).as("workers running at once").isEqualTo(1);
     }
@@ -162,8 +163,8 @@ class LeaderOnlyBeansTest {
                     });
         }
         List<String> journal = journal();
-        long term = Long.parseLong(journal.get(2).substring("1 granted jobs ".length()));
-        assertThat(journal).containsExactly("1 start early", "1 start late", "1 granted jobs " + term,
+        long term = Long.parseLong(journal.get(0).substring("1 granted jobs ".length()));
+        assertThat(journal).containsExactly("1 granted jobs " + term, "1 start early", "1 start late",
                 "1 stop late", "1 stop early", "1 revoked jobs " + term + " CLOSED");
     }
 
@@ -183,8 +184,8 @@ class LeaderOnlyBeansTest {
                     .run(context -> {
                         await("the term resigned", () -> journal().stream().anyMatch(e -> e.endsWith(" RESIGNED")));
                         List<String> journal = journal();
-                        long term = Long.parseLong(journal.get(2).substring("1 granted flaky ".length()));
-                        assertThat(journal).containsExactly("1 start ok", "1 start failing", "1 granted flaky " + term,
+                        long term = Long.parseLong(journal.get(0).substring("1 granted flaky ".length()));
+                        assertThat(journal).containsExactly("1 granted flaky " + term, "1 start ok", "1 start failing",
                                 "1 stop ok", "1 revoked flaky " + term + " RESIGNED");
                         assertThat(other.lock("flaky").tryLock(WAKE_UP.plus(Duration.ofSeconds(1))))
                                 .as("the lock, while the instance stands aside for a lease").hasValueSatisfying(Lease::close);
@@ -192,8 +193,13 @@ class LeaderOnlyBeansTest {
         }
     }
 
+    /**
+     * Each bad input fails the start with one line naming the bean, the value and the rule: a blank
+     * name, a bean that is not a {@code SmartLifecycle}, one that starts by itself, one that is not a
+     * singleton; and leader-only beans without a {@code LockClient}.
+     */
     @Test
-    void startUpFailsForABlankNameANonLifecycleBeanOrAnAutoStartingBeanNamingTheBeanAndTheRule() {
+    void startUpFailsForABadNameOrBeanNamingTheBeanTheValueAndTheRule() {
         ApplicationContextRunner runner = new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(LatchkeyAutoConfiguration.class))
                 .withPropertyValues("latchkey.uri=" + uri(), "instance=1", "blank= ");
@@ -205,6 +211,9 @@ class LeaderOnlyBeansTest {
         runner.withUserConfiguration(Bad.AutoStarting.class).run(context -> assertThat(failure(context)).isEqualTo(
                 "bean 'job': @LeaderOnly(\"jobs\") needs isAutoStartup() to return false, and it returns true:"
                         + " the election starts it, Spring's lifecycle would start it on every instance"));
+        runner.withUserConfiguration(Bad.Prototype.class).run(context -> assertThat(failure(context)).isEqualTo(
+                "bean 'job': @LeaderOnly(\"jobs\") is on a bean that is not a singleton: a leader-only bean must be one"
+                        + " instance per context"));
         assertThat(journal()).as("no bad bean started").isEmpty();
         new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LatchkeyAutoConfiguration.class))
                 .withPropertyValues("instance=1").withUserConfiguration(Bad.NoClient.class)
@@ -397,6 +406,16 @@ class LeaderOnlyBeansTest {
                         return true;
                     }
                 };
+            }
+        }
+
+        @Configuration(proxyBeanMethods = false)
+        static class Prototype {
+            @Bean
+            @LeaderOnly("jobs")
+            @Scope("prototype")
+            Worker job() {
+                return new Worker("bad", "", 0);
             }
         }
 
