@@ -13,8 +13,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * The election contract ({@link io.latchkey.Election}), to subclass once per backend beside its
  * {@link LockContract}: one leader at a time among candidates of several clients, each term's number
  * above the last, a resignation handed over within the wake-up, a cut leader told {@code revoked} as
- * its term becomes invalid and before another candidate leads, a healthy leader that keeps its term
- * among standbys, and nothing left running after close. Every history of terms is checked by
+ * its term becomes invalid and before another candidate leads, a leader killed (kill -9) in a child JVM
+ * replaced within the lease, a leader paused past the lease told {@code revoked} first on waking, a
+ * healthy leader that keeps its term among standbys, and nothing left running after close. Every history of terms is checked by
  * {@link io.latchkey.testkit.history.HistoryChecker#assertConsistent}, a term being the grant of the
  * election's lock.
  *
@@ -41,7 +42,8 @@ public abstract class ElectionContract<S extends LockServer> extends ServerContr
     @GroupExecution.Beside
     @Nested
     @Order(1)
-    @DisplayName("1. Elections: one leader at a time, higher terms, resignation handed over, a cut leader revoked first, no flapping")
+    @DisplayName("1. Elections: one leader at a time, higher terms, resignation handed over, a cut, killed or paused"
+            + " leader replaced and revoked first, no flapping")
     class Terms extends ElectionTests {
         @Override
         ElectionContract<?> contract() {

@@ -7,6 +7,7 @@ import io.latchkey.ElectionListener;
 import io.latchkey.Leadership;
 import io.latchkey.LockClient;
 import io.latchkey.Revocation;
+import io.latchkey.testkit.fault.ChildHolder;
 import io.latchkey.testkit.fault.CuttableClient;
 import io.latchkey.testkit.history.History;
 import io.latchkey.testkit.history.HistoryChecker;
@@ -14,7 +15,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.DisplayName;
@@ -135,6 +139,88 @@ abstract class ElectionTests extends KitGroup {
         assertThat(client().lock(name).tryLock(wakeUpBound())).as("the lock after the client's close").isPresent()
                 .get().satisfies(lease -> track(lease));
         HistoryChecker.assertConsistent(history);
+    }
+
+    @Test
+    @DisplayName("kill -9 of a leader in a child JVM: a standby leads within lease + wake-up (250 ms) + slack, with a"
+            + " higher term")
+    void killedLeaderIsReplacedWithinTheLease() throws Exception {
+        String name = name();
+        History history = new History();
+        ChildLeader child = childLeader(name, history);
+        Candidate standby = campaign(client(), name, "standby", history);
+        Thread.sleep(options().safetyMargin().toMillis()); // the standby's request reaches the server
+
+        long killedAt = killHolder(child.holder, history, name);
+        awaitLeader(List.of(standby), null, failoverBound());
+
+        HistoryChecker.assertAvailableWithin(history, name, killedAt, crashBound());
+        assertThat(standby.terms.get(0)[1]).as("the standby's term").isGreaterThan(child.term);
+        HistoryChecker.assertConsistent(history);
+    }
+
+    @Test
+    @DisplayName("pause (SIGSTOP) of a leader in a child JVM past the lease: a standby leads meanwhile, and on SIGCONT"
+            + " the old leader is told revoked(LOST) before anything else, its term already invalid")
+    void pausedLeaderIsRevokedOnWaking() throws Exception {
+        String name = name();
+        History history = new History();
+        ChildLeader child = childLeader(name, history);
+        Candidate standby = campaign(client(), name, "standby", history);
+        Thread.sleep(options().safetyMargin().toMillis()); // the standby's request reaches the server
+
+        long pausedAt = pauseHolder(child.holder, history, name);
+        awaitLeader(List.of(standby), null, patientWait());
+        waitOutLease(pausedAt);
+        HistoryChecker.assertAvailableWithin(history, name, pausedAt, failoverBound());
+        child.holder.resume();
+        ChildEvent first = child.next(tryBound(Duration.ZERO));
+
+        assertThat(first.line()).as("the resumed leader's first election event")
+                .isEqualTo("revoked " + child.term + " LOST false");
+        child.grant.invalid(first.at());
+        assertThat(standby.terms.get(0)[1]).as("the standby's term").isGreaterThan(child.term);
+        assertThat(leaders(List.of(standby))).as("the leader once the old one woke").containsExactly(standby);
+        HistoryChecker.assertConsistent(history);
+    }
+
+    /** A line of a child's election events ({@code elected <term>}, {@code revoked <term> <reason> <valid>}), and when it came. */
+    private record ChildEvent(String line, long at) {
+    }
+
+    /** A candidate in a child JVM and its election events, as they come. */
+    private static final class ChildLeader {
+        final ChildHolder holder;
+        final BlockingQueue<ChildEvent> events = new LinkedBlockingQueue<>();
+        long term;
+        History.Grant grant;
+
+        ChildLeader(ChildHolder holder) {
+            this.holder = holder;
+        }
+
+        /** The child's next election event, within {@code bound}. */
+        ChildEvent next(Duration bound) throws InterruptedException {
+            ChildEvent e = events.poll(bound.toNanos(), TimeUnit.NANOSECONDS);
+            if (e == null) {
+                throw holder.failure("the child told no election event within " + bound);
+            }
+            return e;
+        }
+    }
+
+    /** A child JVM that campaigns in {@code name} and leads, its term recorded in {@code history}. */
+    private ChildLeader childLeader(String name, History history) throws InterruptedException {
+        ChildLeader child = new ChildLeader(childHolder());
+        child.holder.onEvents(line -> child.events.add(new ChildEvent(line, History.now())));
+        long sentAt = History.now();
+        ChildHolder.Reply r = child.holder.campaign(name, tryBound(Duration.ZERO));
+        assertThat(r.kind()).as("the child's answer to campaign: " + r).isEqualTo("campaigning");
+        ChildEvent elected = child.next(patientWait());
+        assertThat(elected.line()).as("the child's first election event").startsWith("elected ");
+        child.term = Long.parseLong(elected.line().substring("elected ".length()));
+        child.grant = history.acquired("child-" + child.holder.pid(), name, child.term, sentAt, elected.at());
+        return child;
     }
 
     /** Starts a candidacy of {@code client} on {@code name}; closed after the test. */

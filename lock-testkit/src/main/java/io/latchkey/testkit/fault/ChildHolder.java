@@ -114,6 +114,18 @@ public final class ChildHolder implements AutoCloseable {
     }
 
     /**
+     * Asks the child to campaign in election {@code name}; answers {@code campaigning} within {@code bound}.
+     * The candidacy's {@code event elected <term>} and {@code event revoked <term> <reason> <valid>} lines
+     * go to the {@link #onEvents} sink, which must be set first.
+     */
+    public Reply campaign(String name, Duration bound) {
+        if (events == null) {
+            throw new IllegalStateException("set onEvents before campaign: the election's events would be taken as answers");
+        }
+        return request("campaign " + URLEncoder.encode(name, StandardCharsets.UTF_8), bound);
+    }
+
+    /**
      * Asks the child to acquire {@code lockName} waiting at most {@code wait}, and returns once the child
      * says that it is trying (within {@code bound}): its calling thread waits inside {@code tryLock}, for
      * the backend's answer or between attempts. A test may stop the child then and know that the call

@@ -1,8 +1,11 @@
 package io.latchkey.testkit.fault;
 
+import io.latchkey.ElectionListener;
 import io.latchkey.Lease;
+import io.latchkey.Leadership;
 import io.latchkey.LockClient;
 import io.latchkey.MultiLease;
+import io.latchkey.Revocation;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -26,7 +29,10 @@ import java.util.stream.Collectors;
  * {@code acquire-write <waitMillis> <url-encoded name>} (a mode of a read-write lock, held like a lock's lease), {@code check-then-write}, {@code await-lost <millis>}, {@code release},
  * {@code clock} (answers {@code clock <nanoTime>}, so that the parent can place this JVM's clock on its own),
  * {@code contend <seed> <maxHoldMillis> <checkMillis> <waitMillis> <url-encoded name>} and {@code stop-contending}
- * (a loop of acquires on a thread of its own, see {@link Contention}), {@code exit}. Answers are lines that
+ * (a loop of acquires on a thread of its own, see {@link Contention}), {@code campaign <url-encoded name>} (a
+ * candidacy in the election of that name, closed with the client, answering {@code campaigning} and then
+ * printing {@code event elected <term>} and {@code event revoked <term> <reason> <term still valid>} as
+ * its listener is told), {@code exit}. Answers are lines that
  * start with {@value #PREFIX}, so that anything else a library prints to standard output is ignored:
  * {@code ready}, {@code acquired <token>} ({@code acquired <token> <slot>} for a permit, {@code acquired <token>,<token>...}
  * for a multi-lock, in its name order), {@code empty}, {@code valid <lost>} or {@code invalid <lost>}
@@ -129,6 +135,22 @@ public final class ChildHolderMain {
                         multi = null;
                         held.close();
                         out.println(PREFIX + "released");
+                        break;
+                    case "campaign":
+                        String election = URLDecoder.decode(parts[1], StandardCharsets.UTF_8);
+                        client.election(election).campaign(new ElectionListener() {
+                            @Override
+                            public void elected(Leadership leadership) {
+                                out.println(PREFIX + "event elected " + leadership.term());
+                            }
+
+                            @Override
+                            public void revoked(Leadership leadership, Revocation why) {
+                                out.println(PREFIX + "event revoked " + leadership.term() + " " + why + " "
+                                        + leadership.isValid());
+                            }
+                        });
+                        out.println(PREFIX + "campaigning");
                         break;
                     case "clock":
                         out.println(PREFIX + "clock " + System.nanoTime());
