@@ -15,7 +15,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * above the last, a resignation handed over within the wake-up, a cut leader told {@code revoked} as
  * its term becomes invalid and before another candidate leads, a leader killed (kill -9) in a child JVM
  * replaced within the lease, a leader paused past the lease told {@code revoked} first on waking, a
- * healthy leader that keeps its term among standbys, and nothing left running after close. Every history of terms is checked by
+ * healthy leader that keeps its term among standbys, nothing left running after close, and across a
+ * restart of the server never two valid terms and a leader again. Every history of terms is checked by
  * {@link io.latchkey.testkit.history.HistoryChecker#assertConsistent}, a term being the grant of the
  * election's lock.
  *
@@ -45,6 +46,17 @@ public abstract class ElectionContract<S extends LockServer> extends ServerContr
     @DisplayName("1. Elections: one leader at a time, higher terms, resignation handed over, a cut, killed or paused"
             + " leader replaced and revoked first, no flapping")
     class Terms extends ElectionTests {
+        @Override
+        ElectionContract<?> contract() {
+            return ElectionContract.this;
+        }
+    }
+
+    @GroupExecution.Alone
+    @Nested
+    @Order(2)
+    @DisplayName("2. Elections across a server restart: never two valid terms, higher terms, a leader again")
+    class Restart extends ElectionRestartTests {
         @Override
         ElectionContract<?> contract() {
             return ElectionContract.this;
