@@ -4,20 +4,15 @@ import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockException;
 import io.latchkey.spi.LockUri;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
+import java.util.OptionalInt;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -51,6 +46,9 @@ import sun.misc.Signal;
  * <p>{@code --read} and {@code --write} run the command under the read or the write lock of the
  * read-write lock {@code NAME} (one name, no {@code --permits}); a backend without read-write locks is a
  * usage error that says why (exit 2).
+ *
+ * <p>The command's start, its stop on a loss, the forwarding of signals and the watchdog are
+ * {@link GuardedCommand}'s, shared with {@code latchkey elect}.
  *
  * <p>One instance per invocation, used by the main thread and the signal and loss threads.
  */
@@ -130,10 +128,7 @@ final class RunCommand implements Callable<Integer> {
     private final PrintStream err = System.err;
     private Thread mainThread;
     private Signal pendingSignal;  // guarded by guard: a signal that came before the command started
-    private Process child;         // guarded by guard
-    private boolean lost;          // guarded by guard
-    private Set<ProcessHandle> lostTree;   // guarded by guard, set with lost
-    private ScheduledFuture<?> killTask;   // guarded by guard, set with lost
+    private GuardedCommand running; // guarded by guard: the command, once started
     private boolean verbose;
     private RunTarget target;      // set by checkCommand, first thing in call()
 
@@ -220,193 +215,36 @@ final class RunCommand implements Callable<Integer> {
         if (verbose) {
             err.println("latchkey: acquired " + target.acquired(lease) + ", valid for " + lease.remaining().toMillis() + " ms unless renewed");
         }
-        ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
-        target.describe(lease, pb.environment());
-        pb.environment().put(Backends.URI_VARIABLE, LockUri.redact(Backends.chosen(uri)));
-        // The watchdog starts before the command, so that no kill -9 of this JVM can fall between the
-        // command's start and its guard's; it learns the command's pid from the first line of its pipe.
-        Process watchdog = watchdog();
-        try {
-            return runGuarded(lease, pb, watchdog);
-        } finally {
-            if (watchdog != null) {
-                watchdog.destroyForcibly(); // the command is over: nothing left to guard, and its pid may be reused
-            }
-        }
-    }
-
-    private int runGuarded(Lease lease, ProcessBuilder pb, Process watchdog) {
-        Process started;
+        Map<String, String> env = new HashMap<>();
+        target.describe(lease, env);
+        env.put(Backends.URI_VARIABLE, LockUri.redact(Backends.chosen(uri)));
+        GuardedCommand run = new GuardedCommand(command, env, killGrace, subject(), "the lock is released", err);
         synchronized (guard) {
             if (pendingSignal != null) {
                 return stoppedWhileWaiting();
             }
-            try {
-                started = pb.start();
-            } catch (IOException e) {
-                boolean denied = String.valueOf(e.getMessage()).contains("error=13");
-                err.println("latchkey: cannot run '" + command.get(0) + "' under " + subject() + ": "
-                        + (denied ? "permission denied" : "command not found") + "; the lock is released");
-                return denied ? ExitCodes.NOT_EXECUTABLE : ExitCodes.NOT_FOUND;
+            OptionalInt failed = run.start();
+            if (failed.isPresent()) {
+                return failed.getAsInt();
             }
-            child = started;
+            running = run;
         }
-        guard(watchdog, started.pid());
-        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "latchkey-run-watch");
-            t.setDaemon(true);
-            return t;
-        });
-        try {
-            lease.lost().thenAccept(e -> timer.execute(() -> onLoss(e.getMessage())));
-            // A second witness beside lost(): a timer armed on the validity deadline itself, re-armed on the
-            // later deadline each renewal gives, so the command is stopped when the deadline passes even if
-            // the library's own signal comes late; a poll would add up to its period to every stop.
-            armOnDeadline(timer, lease);
-            int status = waitUninterruptibly(started);
-            Set<ProcessHandle> tree;
-            ScheduledFuture<?> kill;
-            synchronized (guard) {
-                if (!lost) {
-                    return status;
-                }
-                tree = lostTree;
-                kill = killTask;
-            }
-            awaitTree(tree, kill);
-            return ExitCodes.LOCK_LOST;
-        } finally {
-            timer.shutdownNow();
-        }
-    }
-
-    private void armOnDeadline(ScheduledExecutorService timer, Lease lease) {
-        Duration left = lease.remaining();
-        if (!lease.isValid() || left.isZero() || left.isNegative()) {
-            onLoss(subject() + " is no longer valid: its validity deadline passed");
-            return;
-        }
-        try {
-            timer.schedule(() -> armOnDeadline(timer, lease), left.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            // the command ended and the timer was shut down: nothing left to guard
-        }
-    }
-
-    /**
-     * A small shell process that stops the command if this JVM dies without saying goodbye (kill -9,
-     * an OOM kill): it reads a pipe only this JVM writes to, the command's pid first ({@link #guard}),
-     * and when the kernel closes that pipe it sends the command SIGTERM, then SIGKILL after the grace;
-     * if the pipe closes before a pid came, no command was started and it just ends. It ignores SIGINT
-     * and SIGHUP so that a Ctrl-C in the terminal does not take it away. Null if no {@code sh} can be
-     * started; then such a command keeps running once its lease has expired, as the README says.
-     */
-    private Process watchdog() {
-        long graceSeconds = Math.max(1, (killGrace.toMillis() + 999) / 1000);
-        String script = "trap '' INT HUP; read -r pid || exit 0; while read -r _; do :; done;"
-                + " kill -TERM \"$pid\" 2>/dev/null; sleep " + graceSeconds + "; kill -KILL \"$pid\" 2>/dev/null";
-        try {
-            return new ProcessBuilder("sh", "-c", script).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        } catch (IOException e) {
-            err.println("latchkey: cannot start the watchdog that stops '" + command.get(0) + "' if latchkey is killed: "
-                    + e.getMessage());
-            return null;
-        }
-    }
-
-    /** Tells the watchdog which process to stop; a watchdog that cannot be told is one that is gone. */
-    private void guard(Process watchdog, long pid) {
-        if (watchdog == null) {
-            return;
-        }
-        try {
-            watchdog.getOutputStream().write((pid + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-            watchdog.getOutputStream().flush();
-        } catch (IOException e) {
-            err.println("latchkey: the watchdog that stops '" + command.get(0) + "' if latchkey is killed has gone: "
-                    + e.getMessage());
-        }
-    }
-
-    /**
-     * Stops the command after a loss. The SIGKILL is scheduled, under the guard, before the SIGTERM goes
-     * out: the command may end at once, and the main thread that then reads {@link #killTask} must find it.
-     */
-    private void onLoss(String reason) {
-        Set<ProcessHandle> tree;
-        synchronized (guard) {
-            if (lost || !child.isAlive()) {
-                return;
-            }
-            lost = true;
-            tree = ProcessTree.snapshot(child.toHandle());
-            lostTree = tree;
-            killTask = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "latchkey-run-kill");
-                t.setDaemon(true);
-                return t;
-            }).schedule(() -> killAfterGrace(tree), killGrace.toMillis(), TimeUnit.MILLISECONDS);
-        }
-        err.println("latchkey: " + reason + "; sending SIGTERM to the command (pids " + ProcessTree.pids(tree)
-                + "), SIGKILL after " + DurationConverter.format(killGrace));
-        ProcessTree.terminate(tree);
-    }
-
-    private void killAfterGrace(Set<ProcessHandle> signalled) {
-        Set<ProcessHandle> tree = new java.util.LinkedHashSet<>(signalled);
-        tree.addAll(ProcessTree.snapshot(child.toHandle()));
-        List<Long> killed = ProcessTree.kill(tree);
-        if (!killed.isEmpty()) {
-            err.println("latchkey: the command ignored SIGTERM for " + DurationConverter.format(killGrace)
-                    + " after " + subject() + " was lost; sent SIGKILL to pids " + killed);
-        }
-    }
-
-    /** After a loss: returns once every process of the tree ended, or the SIGKILL went out. */
-    private void awaitTree(Set<ProcessHandle> tree, ScheduledFuture<?> kill) {
-        long deadline = System.nanoTime() + killGrace.toNanos();
-        for (ProcessHandle p : tree) {
-            long left = deadline - System.nanoTime();
-            try {
-                p.onExit().get(Math.max(0, left), TimeUnit.NANOSECONDS);
-            } catch (TimeoutException e) {
-                break;
-            } catch (ExecutionException e) {
-                // onExit never fails; a process we cannot watch is the kill task's business
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-        }
-        if (tree.stream().anyMatch(ProcessHandle::isAlive)) {
-            try {
-                kill.get();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (ExecutionException e) {
-                err.println("latchkey: could not kill the command after the loss of " + subject() + ": " + e.getCause());
-            }
-        } else {
-            kill.cancel(false);
-        }
+        return run.await(GuardedCommand.Grant.of(lease));
     }
 
     private void onSignal(Signal signal) {
-        Process target;
+        GuardedCommand run;
         synchronized (guard) {
-            if (child == null) {
+            if (running == null) {
                 if (pendingSignal == null) {
                     pendingSignal = signal;
                 }
                 mainThread.interrupt();
                 return;
             }
-            target = child;
+            run = running;
         }
-        if (target.isAlive()) {
-            ProcessTree.send(signal.getName(), target.pid());
-        }
+        run.forward(signal, false);
     }
 
     /** The exit status if a signal arrived before the command started, after saying so; otherwise null. */
@@ -420,23 +258,6 @@ final class RunCommand implements Callable<Integer> {
         }
         err.println("latchkey: SIG" + s.getName() + " while waiting for " + subject() + "; the command was not run");
         return ExitCodes.SIGNAL_BASE + s.getNumber();
-    }
-
-    private static int waitUninterruptibly(Process p) {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return p.waitFor();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 
     /** What messages speak of: {@code lock 'a'}, {@code semaphore 'a'} or {@code locks 'a', 'b'}. */
