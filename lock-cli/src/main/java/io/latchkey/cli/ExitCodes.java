@@ -10,7 +10,7 @@ package io.latchkey.cli;
  */
 public final class ExitCodes {
 
-    /** Everything went well; with {@code run}, the command itself exits with its own status. */
+    /** Everything went well; with {@code run} and {@code elect}, latchkey exits with the command's own status. */
     public static final int OK = 0;
     /** Something unexpected inside latchkey; the message says what. */
     public static final int FAILURE = 1;
@@ -26,7 +26,7 @@ public final class ExitCodes {
     public static final int NOT_EXECUTABLE = 126;
     /** The command was not found (shell convention); the lock was released. */
     public static final int NOT_FOUND = 127;
-    /** Added to the signal number when the command, or latchkey while waiting, ended by a signal. */
+    /** Added to the signal number when the command, or latchkey while waiting or standing by, ended by a signal. */
     public static final int SIGNAL_BASE = 128;
 
     private ExitCodes() {

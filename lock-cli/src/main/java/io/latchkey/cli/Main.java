@@ -14,7 +14,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
 
 /**
- * The {@code latchkey} command: {@code run}, {@code demo}, {@code server}, plus picocli's {@code help}
+ * The {@code latchkey} command: {@code run}, {@code elect}, {@code demo}, {@code server}, plus picocli's {@code help}
  * and {@code generate-completion}.
  *
  * <p>Logging goes to stderr through slf4j-simple, configured here from system properties before any
@@ -22,19 +22,20 @@ import picocli.CommandLine.ScopeType;
  * line's own messages are single lines on stderr that start with {@code latchkey:}.
  */
 @Command(name = "latchkey", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
-        description = "Run a command under a distributed lock on Redis, ZooKeeper, etcd or Kafka, and watch Latchkey work.",
-        subcommands = {RunCommand.class, DemoCommand.class, ServerCommand.class, CommandLine.HelpCommand.class,
+        description = "Run a command under a distributed lock, or while leading an election, on Redis, ZooKeeper, etcd"
+                + " or Kafka, and watch Latchkey work.",
+        subcommands = {RunCommand.class, ElectCommand.class, DemoCommand.class, ServerCommand.class, CommandLine.HelpCommand.class,
                 AutoComplete.GenerateCompletion.class},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {
-            "0:success; with run, the command's own status",
+            "0:success; with run and elect, the command's own status",
             "2:bad input: options, duration, URI, unknown backend, missing -- or command",
             "69:the backend could not be reached",
             "70:run: the lease was lost and the command was stopped",
             "75:run: the lock is held by someone else (--conflict-exit-code)",
-            "126:run: the command cannot be executed",
-            "127:run: the command was not found",
-            "128+N:the command, or latchkey while waiting, ended by signal N"})
+            "126:run, elect: the command cannot be executed",
+            "127:run, elect: the command was not found",
+            "128+N:the command, or latchkey while waiting or standing by, ended by signal N"})
 public final class Main {
 
     /** Debug logging for Latchkey, info for the libraries; inherited by every subcommand. */

@@ -5,9 +5,10 @@ import java.util.function.Consumer;
 import sun.misc.Signal;
 
 /**
- * Catches SIGTERM, SIGINT and SIGHUP for {@code latchkey run}, in place of the JVM's default of running
- * shutdown hooks and exiting: while waiting, a signal must end the wait at once; while the command
- * runs, it must reach the command, and the lock stay held until the command ends.
+ * Catches SIGTERM, SIGINT and SIGHUP for {@code latchkey run} and {@code latchkey elect}, in place of
+ * the JVM's default of running shutdown hooks and exiting: while waiting, a signal must end the wait at
+ * once; while the command runs, it must reach the command, and the lock stay held until the command
+ * ends.
  *
  * <p>{@code sun.misc.Signal} (module {@code jdk.unsupported}) is the only way a Java program has to
  * catch these; it is supported on every JDK this project builds with. Handlers run on a thread of the

@@ -121,7 +121,26 @@ class CommandLineTest {
     }
 
     @Test
-    @DisplayName("a backend that cannot be reached is exit 69 and one line of latchkey's own, on every backend")
+    @DisplayName("latchkey elect: help, and a missing '--' or command, a second name, a bad name or duration: one line, exit 2")
+    void electUsage() throws Exception {
+        Cli help = Cli.start(dir, "help", "elect");
+        assertThat(help.await(BOUND)).isZero();
+        assertThat(help.stdout()).contains("NAME -- COMMAND", "--kill-grace", "LATCHKEY_TERM");
+        String down = "redis://127.0.0.1:1?timeout=1s"; // checked before connecting: the server is down, and not blamed
+        assertUsage(Cli.start(dir, "elect", "--uri", down, "leader", "true"), "missing '--' before the command to run"
+                + " while leading election 'leader'");
+        assertUsage(Cli.start(dir, "elect", "--uri", down, "leader", "--"), "missing command after '--' for election 'leader'");
+        assertUsage(Cli.start(dir, "elect", "--uri", down, "a", "b", "--", "true"),
+                "latchkey elect takes one election name before the '--', and got 2: 'a', 'b'");
+        assertUsage(Cli.start(dir, "elect", "--uri", down, "leader\u0007", "--", "true"),
+                "bad election name: lock name must not contain control characters: U+0007");
+        assertUsage(Cli.start(dir, "elect", "--uri", down, "", "--", "true"), "bad election name: lock name must not be empty");
+        assertUsage(Cli.start(dir, "elect", "--uri", down, "--kill-grace", "soon", "leader", "--", "true"), "'soon'");
+    }
+
+    @Test
+    @DisplayName("a backend that cannot be reached is exit 69 and one line of latchkey's own, on every backend, for run"
+            + " and for elect")
     void unreachableBackend() throws Exception {
         for (String uri : new String[] {"zookeeper://127.0.0.1:1?timeout=1s", "redis://127.0.0.1:1?timeout=1s",
                 "etcd://127.0.0.1:1?timeout=1s", "kafka://127.0.0.1:1?timeout=1s"}) {
@@ -132,6 +151,9 @@ class CommandLineTest {
             assertThat(cli.stderr().lines().filter(l -> !l.isBlank())).as(uri)
                     .singleElement().asString().startsWith("latchkey: ");
         }
+        Cli elect = Cli.start(dir, "elect", "--uri", "redis://127.0.0.1:1?timeout=1s", "leader", "--", "true");
+        assertThat(elect.await(BOUND)).as(elect.stderr()).isEqualTo(ExitCodes.BACKEND_UNAVAILABLE);
+        assertThat(elect.stderr().lines().filter(l -> !l.isBlank())).singleElement().asString().startsWith("latchkey: ");
     }
 
     @Test
