@@ -7,13 +7,14 @@ import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
 
 /**
- * {@code latchkey run} against etcd in a container from the test kit, one server for the class. The
+ * {@code latchkey run} and {@code latchkey elect} against etcd in a container from the test kit, one server for the class. The
  * lease is 3s, not the contract's 2s: etcd's TTLs are whole seconds and it expires a lease up to half
  * a second late, so 2s would leave a TTL of one second, below the server's minimum.
  */
-@DisplayName("latchkey run on etcd")
+@DisplayName("latchkey run and elect on etcd")
 class EtcdRunCommandTest extends RunCommandContract {
 
     private static final Duration ETCD_LEASE = Duration.ofSeconds(3);
@@ -44,5 +45,14 @@ class EtcdRunCommandTest extends RunCommandContract {
     @Override
     Duration lease() {
         return ETCD_LEASE;
+    }
+
+    /** {@code latchkey elect} on the same server. */
+    @Nested
+    @DisplayName("latchkey elect")
+    class Elect extends ElectCommandContract {
+        Elect() {
+            super(EtcdRunCommandTest.this);
+        }
     }
 }

@@ -8,9 +8,10 @@ import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
 
 /**
- * {@code latchkey run} against a Kafka broker in a container from the test kit, one broker for the
+ * {@code latchkey run} and {@code latchkey elect} against a Kafka broker in a container from the test kit, one broker for the
  * class, at the backend's default heartbeat (a sixth of the lease). Kafka clients follow the listeners
  * the broker advertises, so a cut goes through one of the broker's proxied listeners.
  *
@@ -19,7 +20,7 @@ import org.junit.jupiter.api.DisplayName;
  * the timeout (Kafka's package documentation gives the bound); the lease grows to 4s to stay above
  * timeout plus margin.
  */
-@DisplayName("latchkey run on Kafka")
+@DisplayName("latchkey run and elect on Kafka")
 class KafkaRunCommandTest extends RunCommandContract {
 
     private static final String KAFKA_QUERY = "lease=4s&timeout=2s";
@@ -67,5 +68,14 @@ class KafkaRunCommandTest extends RunCommandContract {
     CuttableUri newCuttableUri() {
         CuttableUri proxied = kafka.cuttableUri();
         return CuttableUri.of(proxied.uri() + "?" + KAFKA_QUERY, proxied::cut, proxied::restore, proxied::close);
+    }
+
+    /** {@code latchkey elect} on the same server. */
+    @Nested
+    @DisplayName("latchkey elect")
+    class Elect extends ElectCommandContract {
+        Elect() {
+            super(KafkaRunCommandTest.this);
+        }
     }
 }

@@ -10,10 +10,11 @@ import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
-/** {@code latchkey run} against Redis in a container from the test kit, one server for the class. */
-@DisplayName("latchkey run on Redis")
+/** {@code latchkey run} and {@code latchkey elect} against Redis in a container from the test kit, one server for the class. */
+@DisplayName("latchkey run and elect on Redis")
 class RedisRunCommandTest extends RunCommandContract {
 
     private static RedisServer redis;
@@ -52,5 +53,14 @@ class RedisRunCommandTest extends RunCommandContract {
 
         assertThat(cli.await(bound())).as("latchkey run with %s; stderr: %s", withPassword, cli.stderr()).isZero();
         assertThat(Files.readAllLines(env)).containsExactly(uri().replaceFirst("^redis://", "redis://default:****@"));
+    }
+
+    /** {@code latchkey elect} on the same server. */
+    @Nested
+    @DisplayName("latchkey elect")
+    class Elect extends ElectCommandContract {
+        Elect() {
+            super(RedisRunCommandTest.this);
+        }
     }
 }

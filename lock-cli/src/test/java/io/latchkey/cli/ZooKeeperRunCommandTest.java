@@ -5,9 +5,10 @@ import java.net.InetSocketAddress;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
 
-/** {@code latchkey run} against the embedded ZooKeeper of {@code latchkey server}, one server for the class. */
-@DisplayName("latchkey run on ZooKeeper")
+/** {@code latchkey run} and {@code latchkey elect} against the embedded ZooKeeper of {@code latchkey server}, one server for the class. */
+@DisplayName("latchkey run and elect on ZooKeeper")
 class ZooKeeperRunCommandTest extends RunCommandContract {
 
     private static EmbeddedZooKeeper zk;
@@ -32,5 +33,14 @@ class ZooKeeperRunCommandTest extends RunCommandContract {
     @Override
     String uri(InetSocketAddress endpoint) {
         return "zookeeper://" + endpoint.getHostString() + ":" + endpoint.getPort() + "/latchkey?" + QUERY;
+    }
+
+    /** {@code latchkey elect} on the same server. */
+    @Nested
+    @DisplayName("latchkey elect")
+    class Elect extends ElectCommandContract {
+        Elect() {
+            super(ZooKeeperRunCommandTest.this);
+        }
     }
 }
