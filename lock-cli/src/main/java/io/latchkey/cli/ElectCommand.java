@@ -147,7 +147,7 @@ final class ElectCommand implements Callable<Integer> {
                 candidacy.close(); // resigns a term it still holds: a standby takes over within a round trip
             }
         } finally {
-            Thread.interrupted(); // an interrupt that ended the wait must not break the resignation
+            Thread.interrupted(); // an interrupt that ended the wait must not break the client's close
             try {
                 client.close();
             } catch (LockException e) {
@@ -170,13 +170,15 @@ final class ElectCommand implements Callable<Integer> {
                 continue; // it ended before its command could start; the candidacy campaigns again
             }
             int status = runIn(term);
+            GuardedCommand ran;
             Signal signal;
             synchronized (guard) {
+                ran = running;
                 running = null;
                 signal = stopSignal;
             }
-            if (status != ExitCodes.LOCK_LOST) {
-                return status;
+            if (ran == null || !ran.stoppedOnLoss()) {
+                return status; // the command ended by itself (or after a signal), or never started
             }
             if (signal != null) {
                 return ExitCodes.SIGNAL_BASE + signal.getNumber(); // lost, then asked to stop while it stopped
@@ -186,7 +188,11 @@ final class ElectCommand implements Callable<Integer> {
         }
     }
 
-    /** The command's status, or {@link ExitCodes#LOCK_LOST} if the term was lost and the command stopped. */
+    /**
+     * The command's status, or the status latchkey ends with if the command could not start or a signal
+     * came first; if the term was lost and the command stopped, {@link GuardedCommand#stoppedOnLoss()} of
+     * {@link #running} says so.
+     */
     private int runIn(Leadership term) {
         String subject = "term " + term.term() + " of election '" + name + "'";
         if (verbose) {

@@ -156,6 +156,16 @@ final class GuardedCommand {
     }
 
     /**
+     * Whether the command was stopped because its grant was lost, once {@link #await} returned: a command
+     * may exit with {@link ExitCodes#LOCK_LOST} of its own.
+     */
+    boolean stoppedOnLoss() {
+        synchronized (guard) {
+            return lost;
+        }
+    }
+
+    /**
      * Forwards {@code signal} to the command, if it runs; with {@code killAfterGrace}, its tree also gets
      * SIGKILL after the grace unless it ended by then.
      */

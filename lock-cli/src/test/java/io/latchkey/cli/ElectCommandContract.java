@@ -24,7 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>Every candidate runs one command, which appends {@code start TERM ID PID} and its environment to
  * a log shared by all candidates when it starts, then {@code stop TERM ID signal} when it gets SIGTERM
- * (and exits 42), or {@code stop TERM ID done} once the test created the file {@code go} (and exits 7).
+ * (and exits 42), or {@code stop TERM ID done} once the test created the file {@code go} (and exits 70,
+ * the status of {@code run}'s lost lease: a command's own 70 must pass through, not be taken for a loss).
  * The log, written in order by processes of one machine, shows whether two commands ever ran at once.
  *
  * <p>Bounds come from the lease and the wake-up of a waiting candidate ({@link #WAKE_UP}, the
@@ -86,7 +87,7 @@ abstract class ElectCommandContract {
         Files.createFile(dir.resolve("go"));
         for (Cli cli : all) {
             if (cli != standingBy) {
-                cli.assertExits(bound(), 7);
+                cli.assertExits(bound(), ExitCodes.LOCK_LOST); // the command's own status, not a loss
             }
         }
         List<String[]> marks = marks();
@@ -103,7 +104,7 @@ abstract class ElectCommandContract {
 
     @Test
     @DisplayName("a command that does not exist ends latchkey with 127, in one line naming it and the election")
-    void missingCommand() throws Exception {
+    void commandNotFound() throws Exception {
         String name = RunCommandContract.lockName();
         Cli missing = Cli.start(dir, Map.of(), "elect", "--uri", backend.uri(), name, "--", "no-such-command-latchkey");
         started.add(missing);
@@ -233,7 +234,7 @@ abstract class ElectCommandContract {
                 + " echo start \"$LATCHKEY_TERM\" " + id + " $$ \"$LATCHKEY_ELECTION\" \"$LATCHKEY_LOCK\""
                 + " \"$LATCHKEY_FENCING_TOKEN\" \"$LATCHKEY_URI\" >> '" + log + "';"
                 // wait, unlike a plain sleep, is cut short by a trapped signal: the mark comes at once
-                + " while [ ! -e '" + go + "' ]; do sleep 0.05 & wait $!; done; " + stop.replace(" >> ", " done >> ") + "; exit 7";
+                + " while [ ! -e '" + go + "' ]; do sleep 0.05 & wait $!; done; " + stop.replace(" >> ", " done >> ") + "; exit 70";
         Cli cli = Cli.start(dir, Map.of(), "elect", "--uri", uri, "--verbose", "--kill-grace", grace, name, "--", "sh",
                 "-c", script);
         started.add(cli);
