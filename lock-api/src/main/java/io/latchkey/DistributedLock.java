@@ -136,4 +136,16 @@ public interface DistributedLock {
      * knowledge: nothing is sent to the backend.
      */
     boolean isHeldByThisClient();
+
+    /**
+     * Asks the backend who holds this lock now, by any client: the holder's identity (see
+     * {@link Holder}), the grant's fencing token and how long the backend keeps it for a silent holder.
+     * One read; it changes nothing for a holder or a waiter and creates nothing on the backend.
+     *
+     * @throws LockBackendUnavailableException if the backend cannot be reached within {@code timeout}
+     * @throws UnsupportedOperationException on a mode of a {@link DistributedReadWriteLock}, or on a
+     *     backend that cannot read who holds a lock
+     * @throws InterruptedException if interrupted while waiting for the backend's answer
+     */
+    LockState inspect() throws InterruptedException;
 }

@@ -1,5 +1,7 @@
 package io.latchkey;
 
+import java.util.Optional;
+
 /**
  * Leader election on one name: of the candidates that campaign on it, across processes and hosts,
  * at most one leads at any instant, for a term. From {@link LockClient#election(String)}.
@@ -29,4 +31,16 @@ public interface Election {
      * @throws IllegalStateException if the client is closed
      */
     Candidacy campaign(ElectionListener listener);
+
+    /**
+     * Who leads now, as the backend records it: the identity the leader's client wrote with its term
+     * (see {@link Holder}), or empty if no candidate leads. Observable by any client, one that does not
+     * campaign included; one read of the backend, as {@link DistributedLock#inspect()} of the election's
+     * lock, which also tells the term (the lock's token). A plain holder of the election's lock shows
+     * here too: it keeps every candidate from leading.
+     *
+     * @throws LockBackendUnavailableException if the backend cannot be reached within {@code timeout}
+     * @throws InterruptedException if interrupted while waiting for the backend's answer
+     */
+    Optional<Holder> leader() throws InterruptedException;
 }

@@ -23,6 +23,9 @@ import java.util.TreeMap;
  *   <li>{@code namespace}: the prefix (key prefix, base path, topic prefix) that keeps this
  *       application's locks apart from others on the same backend; each backend has a default.</li>
  *   <li>{@code username} and {@code password}: credentials, when the backend requires them.</li>
+ *   <li>{@code owner} (default {@code <hostname>:<pid>}): the id this client writes with every grant,
+ *       as the {@link Holder} that others see ({@link DistributedLock#inspect()},
+ *       {@link Election#leader()}).</li>
  *   <li>{@code listeners}: the {@link LockListener}s every client built with these options starts with.</li>
  * </ul>
  *
@@ -44,6 +47,7 @@ public final class LockOptions {
     private final String namespace;
     private final String username;
     private final String password;
+    private final String owner;
     private final Map<String, String> backendOptions;
     private final List<LockListener> listeners;
 
@@ -54,6 +58,7 @@ public final class LockOptions {
         this.namespace = b.namespace;
         this.username = b.username;
         this.password = b.password;
+        this.owner = b.owner;
         this.backendOptions = Collections.unmodifiableMap(new TreeMap<>(b.backendOptions));
         this.listeners = List.copyOf(b.listeners);
         if (safetyMargin().compareTo(lease) >= 0) {
@@ -81,6 +86,7 @@ public final class LockOptions {
         b.namespace = namespace;
         b.username = username;
         b.password = password;
+        b.owner = owner;
         b.backendOptions.putAll(backendOptions);
         b.listeners.addAll(listeners);
         return b;
@@ -114,6 +120,19 @@ public final class LockOptions {
         return password;
     }
 
+    /**
+     * The owner id written with every grant of a client with these options: as set, or
+     * {@link Holder#defaultOwner()} ({@code <hostname>:<pid>}) if it was not.
+     */
+    public String owner() {
+        return owner != null ? owner : DefaultOwner.VALUE;
+    }
+
+    /** The default owner id, resolved once, at its first use: the host name lookup may be slow. */
+    private static final class DefaultOwner {
+        static final String VALUE = Holder.defaultOwner();
+    }
+
     /** The backend-specific options, by name, sorted. */
     public Map<String, String> backendOptions() {
         return backendOptions;
@@ -133,7 +152,7 @@ public final class LockOptions {
     public String toString() {
         return "LockOptions{lease=" + Durations.format(lease) + ", safetyMargin=" + Durations.format(safetyMargin())
                 + ", timeout=" + Durations.format(timeout)
-                + ", namespace=" + namespace + ", username=" + username
+                + ", namespace=" + namespace + ", owner=" + owner() + ", username=" + username
                 + ", password=" + (password == null ? "null" : "****") + ", backendOptions=" + backendOptions + '}';
     }
 
@@ -146,6 +165,7 @@ public final class LockOptions {
         private String namespace;
         private String username;
         private String password;
+        private String owner;
         private final Map<String, String> backendOptions = new TreeMap<>();
         private final List<LockListener> listeners = new ArrayList<>();
 
@@ -182,6 +202,17 @@ public final class LockOptions {
         public Builder credentials(String username, String password) {
             this.username = username;
             this.password = password;
+            return this;
+        }
+
+        /**
+         * Sets the owner id written with every grant; see {@link Holder}. {@code null} restores the default.
+         *
+         * @throws IllegalArgumentException if it is blank, longer than {@link Holder#MAX_OWNER_LENGTH}
+         *     or holds a control character
+         */
+        public Builder owner(String owner) {
+            this.owner = owner == null ? null : Holder.checkOwner(owner);
             return this;
         }
 

@@ -4,8 +4,10 @@ import io.latchkey.Candidacy;
 import io.latchkey.DistributedLock;
 import io.latchkey.Election;
 import io.latchkey.ElectionListener;
+import io.latchkey.Holder;
 import io.latchkey.LockClient;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * An {@link Election} on any {@link LockClient}: its candidates campaign for the client's lock of the
@@ -31,6 +33,11 @@ record ElectionHandle(LockClient client, DistributedLock lock) implements Electi
         Objects.requireNonNull(listener, "listener");
         return Campaign.start(client.options(), lock, listener,
                 client instanceof SharedLockClient shared ? shared : null);
+    }
+
+    @Override
+    public Optional<Holder> leader() throws InterruptedException {
+        return lock.inspect().holder();
     }
 
     @Override

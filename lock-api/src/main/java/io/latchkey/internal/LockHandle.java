@@ -1,11 +1,13 @@
 package io.latchkey.internal;
 
 import io.latchkey.DistributedLock;
+import io.latchkey.Holder;
 import io.latchkey.Lease;
 import io.latchkey.LockCallable;
 import io.latchkey.LockListener.Target.Kind;
 import io.latchkey.LockRequest;
 import io.latchkey.LockResult;
+import io.latchkey.LockState;
 import io.latchkey.internal.LocalLock.ModeKey;
 import io.latchkey.spi.Deadline;
 import java.time.Duration;
@@ -157,5 +159,17 @@ record LockHandle(SharedLockClient client, String name, Kind kind) implements Di
     public String toString() {
         String what = kind == Kind.LOCK ? "" : kind == Kind.READ ? "read " : "write ";
         return "DistributedLock{" + what + "'" + name + "' on " + client.backendName() + '}';
+    }
+
+    @Override
+    public LockState inspect() throws InterruptedException {
+        client.ensureOpen();
+        if (kind != Kind.LOCK) {
+            throw new UnsupportedOperationException("read-write lock '" + name + "' cannot be inspected: inspect()"
+                    + " reads the holder of a plain lock or an election, and a read-write lock has many");
+        }
+        return client.backend().inspect(name)
+                .map(g -> LockState.held(name, Holder.parse(g.holder()).orElse(Holder.UNKNOWN), g.token(), g.expiresIn()))
+                .orElseGet(() -> LockState.free(name));
     }
 }

@@ -1,5 +1,7 @@
 package io.latchkey.spi;
 
+import java.util.Optional;
+
 /**
  * What a backend implements: a non-reentrant lock per name, owned by the returned handle rather than
  * by a thread.
@@ -36,6 +38,21 @@ public interface LockBackend extends AutoCloseable {
      * @throws InterruptedException if interrupted; nothing is left held or queued
      */
     BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException;
+
+    /**
+     * Reads what the backend records now of the grant of {@code lockName}, by any client: empty if
+     * nobody holds it. Read-only: it changes nothing for a holder or a waiter, and creates nothing on
+     * the server for a name nobody holds. The holder text is what this backend wrote with the grant
+     * from a {@link HolderStamp}; a grant of a writer that wrote none has a {@code null} holder.
+     *
+     * @throws io.latchkey.LockBackendUnavailableException if the backend cannot be reached within
+     *     {@link io.latchkey.LockOptions#timeout()}
+     * @throws UnsupportedOperationException if this backend cannot tell; the default
+     */
+    default Optional<GrantRecord> inspect(String lockName) throws InterruptedException {
+        throw new UnsupportedOperationException(getClass().getName() + " does not read who holds a lock: '"
+                + lockName + "' cannot be inspected");
+    }
 
     /**
      * Why this backend offers no read-write locks, for the message of

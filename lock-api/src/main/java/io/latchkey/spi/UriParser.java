@@ -21,7 +21,7 @@ import java.util.TreeSet;
 final class UriParser {
 
     /** The option names every backend understands. */
-    static final Set<String> SHARED_OPTIONS = Set.of("lease", "safetyMargin", "timeout", "namespace");
+    static final Set<String> SHARED_OPTIONS = Set.of("lease", "safetyMargin", "timeout", "namespace", "owner");
 
     private UriParser() {
     }
@@ -211,6 +211,9 @@ final class UriParser {
                     break;
                 case "namespace":
                     options.namespace(value);
+                    break;
+                case "owner":
+                    options.owner(value);
                     break;
                 default:
                     requireKnown(name, provider, "in lock URI '" + shown + "'");

@@ -38,7 +38,7 @@ abstract class InMemoryFixture {
 
     /** A client with {@code options} on a backend of its own (lease and timeout as {@link #LEASE}, {@link #TIMEOUT}). */
     SharedLockClient newClient(LockOptions options) {
-        InMemoryBackend backend = new InMemoryBackend(server, LEASE, TIMEOUT);
+        InMemoryBackend backend = new InMemoryBackend(server, LEASE, TIMEOUT, options);
         SharedLockClient client = new SharedLockClient("memory", backend, options);
         backends.add(backend);
         clients.add(client);

@@ -2,8 +2,11 @@ package io.latchkey.memory;
 
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockLostException;
+import io.latchkey.LockOptions;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
+import io.latchkey.spi.GrantRecord;
+import io.latchkey.spi.HolderStamp;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.PermitLease;
@@ -37,6 +40,7 @@ public final class InMemoryBackend implements SemaphoreBackend, ReadWriteBackend
     private final Duration timeout;
     private final ScheduledExecutorService renewer;
     private final Map<String, Held> held = new ConcurrentHashMap<>();
+    private final HolderStamp stamp;
 
     /** Knobs a test turns. */
     public final AtomicBoolean renewing = new AtomicBoolean(true);
@@ -56,6 +60,12 @@ public final class InMemoryBackend implements SemaphoreBackend, ReadWriteBackend
     public final AtomicBoolean closed = new AtomicBoolean();
 
     public InMemoryBackend(InMemoryServer server, Duration lease, Duration timeout) {
+        this(server, lease, timeout, LockOptions.defaults());
+    }
+
+    /** A backend whose grants carry the owner of {@code options}. */
+    public InMemoryBackend(InMemoryServer server, Duration lease, Duration timeout, LockOptions options) {
+        this.stamp = new HolderStamp(options);
         this.server = server;
         this.lease = lease;
         this.timeout = timeout;
@@ -81,14 +91,25 @@ public final class InMemoryBackend implements SemaphoreBackend, ReadWriteBackend
                 Thread.sleep(acquireDelay.toMillis());
             }
             long owner = OWNERS.incrementAndGet();
+            String holder = stamp.forCurrentThread();
             Long token = untilGranted(lockName, "lock '" + lockName + "'", deadline, evidence, () -> {
-                long t = server.tryGrant(lockName, owner, lease.toNanos());
+                long t = server.tryGrant(lockName, owner, lease.toNanos(), holder);
                 return t >= 0 ? t : null;
             });
             return token == null ? null : hold(held, new Held(lockName, owner, token, evidence));
         } finally {
             concurrentAcquires.decrementAndGet();
         }
+    }
+
+    @Override
+    public Optional<GrantRecord> inspect(String lockName) throws InterruptedException {
+        if (!reachable.get()) {
+            // as a request: it hangs until the client's timeout, then fails
+            Thread.sleep(timeout.toMillis());
+            throw new LockBackendUnavailableException(lockName, "memory server unreachable", null);
+        }
+        return server.inspect(lockName);
     }
 
     @Override

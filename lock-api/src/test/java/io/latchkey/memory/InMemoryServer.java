@@ -1,8 +1,11 @@
 package io.latchkey.memory;
 
+import io.latchkey.spi.GrantRecord;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -17,6 +20,8 @@ public final class InMemoryServer {
     private final AtomicLong grants = new AtomicLong();
 
     private final Map<String, Instant> slots = new HashMap<>();
+    /** The holder text written with each lock's last grant. */
+    private final Map<String, String> holderTexts = new HashMap<>();
 
     record Holder(long owner, long expiresAt, long token) {
     }
@@ -151,8 +156,11 @@ public final class InMemoryServer {
         return true;
     }
 
-    /** Grants the lock to {@code owner} if it is free or expired; returns the token, or -1. */
-    synchronized long tryGrant(String name, long owner, long ttlNanos) {
+    /**
+     * Grants the lock to {@code owner} if it is free or expired, recording {@code holderText} with the
+     * grant; returns the token, or -1.
+     */
+    synchronized long tryGrant(String name, long owner, long ttlNanos, String holderText) {
         Holder h = holders.get(name);
         long now = System.nanoTime();
         if (h != null && now - h.expiresAt() < 0) {
@@ -160,9 +168,20 @@ public final class InMemoryServer {
         }
         long token = tokens.incrementAndGet();
         holders.put(name, new Holder(owner, now + ttlNanos, token));
+        holderTexts.put(name, holderText);
         grants.incrementAndGet();
         notifyAll();
         return token;
+    }
+
+    /** The record of lock {@code name}'s grant, if held and not expired. */
+    synchronized Optional<GrantRecord> inspect(String name) {
+        Holder h = holders.get(name);
+        long left = h == null ? 0 : h.expiresAt() - System.nanoTime();
+        if (left <= 0) {
+            return Optional.empty();
+        }
+        return Optional.of(new GrantRecord(holderTexts.get(name), h.token(), Duration.ofNanos(left)));
     }
 
     /** Extends the owner's hold; false if it no longer holds the lock. */

@@ -60,7 +60,7 @@ class UriParserTest {
     @DisplayName("an unknown option is refused with the list of known ones")
     void unknownOption() {
         rejects("memory://h?leese=10s",
-                "unknown option 'leese' in lock URI 'memory://h?leese=10s'; known options: flavour, lease, namespace, safetyMargin, timeout");
+                "unknown option 'leese' in lock URI 'memory://h?leese=10s'; known options: flavour, lease, namespace, owner, safetyMargin, timeout");
     }
 
     @Test
@@ -151,7 +151,7 @@ class UriParserTest {
         assertThatThrownBy(() -> UriParser.parse("memory://h", code, provider))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("unknown option 'leese' given in code for lock URI 'memory://h'; known options: flavour,"
-                        + " lease, namespace, safetyMargin, timeout");
+                        + " lease, namespace, owner, safetyMargin, timeout");
         assertThat(UriParser.parse("memory://h", LockOptions.builder().backendOption("flavour", "x").build(), provider)
                 .options().backendOption("flavour", null)).isEqualTo("x");
     }

@@ -15,7 +15,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * above the last, a resignation handed over within the wake-up, a cut leader told {@code revoked} as
  * its term becomes invalid and before another candidate leads, a leader killed (kill -9) in a child JVM
  * replaced within the lease, a leader paused past the lease told {@code revoked} first on waking, a
- * healthy leader that keeps its term among standbys, nothing left running after close, and across a
+ * healthy leader that keeps its term among standbys, {@code leader()} naming the leader's owner right after
+ * every change to a client that does not campaign, nothing left running after close, and across a
  * restart of the server never two valid terms and a leader again. Every history of terms is checked by
  * {@link io.latchkey.testkit.history.HistoryChecker#assertConsistent}, a term being the grant of the
  * election's lock.

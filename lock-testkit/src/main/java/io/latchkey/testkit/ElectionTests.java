@@ -3,7 +3,9 @@ package io.latchkey.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.latchkey.Candidacy;
+import io.latchkey.Election;
 import io.latchkey.ElectionListener;
+import io.latchkey.Holder;
 import io.latchkey.Leadership;
 import io.latchkey.LockClient;
 import io.latchkey.Revocation;
@@ -12,6 +14,7 @@ import io.latchkey.testkit.fault.CuttableClient;
 import io.latchkey.testkit.history.History;
 import io.latchkey.testkit.history.HistoryChecker;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -94,6 +97,38 @@ abstract class ElectionTests extends ElectionGroup {
         standby.candidacy.close();
         awaitLeader(List.of(leader), null, patientWait()); // campaigning again by itself since its loss
         assertThat(leader.terms).as("the cut candidate's terms").hasSize(2);
+        HistoryChecker.assertConsistent(history);
+    }
+
+    @Test
+    @DisplayName("leader(), asked by a client that does not campaign, tells every change at once: none, the first"
+            + " leader's owner and term, the next after a resignation, none after the last close")
+    void leaderIsKnownAfterEveryChange() throws Exception {
+        String name = name();
+        History history = new History();
+        LockClient observer = clientOwnedBy("observer");
+        Election observed = observer.election(name);
+        assertThat(observed.leader()).as("the leader before any candidate").isEmpty();
+        Instant started = Instant.now();
+        Candidate a = campaign(clientOwnedBy("candidate-a"), name, "a", history);
+        awaitLeader(List.of(a), null, patientWait());
+        Candidate b = campaign(clientOwnedBy("candidate-b"), name, "b", history);
+        Holder first = observed.leader().orElseThrow(() -> new AssertionError("no leader while candidate-a leads"));
+        assertThat(first.owner()).as("the first leader's owner").isEqualTo("candidate-a");
+        assertThat(first.clientStarted()).as("when the leader's client started").isBefore(started.plusSeconds(1));
+        assertThat(first.thread()).as("the thread that won the term").startsWith("latchkey-election-");
+        assertThat(observer.lock(name).inspect().token()).as("the election lock's token: the term")
+                .hasValue(a.told.term());
+
+        a.candidacy.resign();
+        Candidate next = awaitLeader(List.of(a, b), a, tryBound(wakeUpBound()));
+        assertThat(next).as("the next leader").isSameAs(b);
+        assertThat(observed.leader().map(Holder::owner)).as("the leader after the resignation").hasValue("candidate-b");
+        assertThat(observer.lock(name).inspect().token()).as("the term after the resignation").hasValue(b.told.term());
+
+        a.candidacy.close();
+        b.candidacy.close();
+        assertThat(observed.leader()).as("the leader after every candidate closed").isEmpty();
         HistoryChecker.assertConsistent(history);
     }
 

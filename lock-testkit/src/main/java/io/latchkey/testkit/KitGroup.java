@@ -189,6 +189,11 @@ abstract class KitGroup {
         return track(contract().newClient());
     }
 
+    /** A client whose grants carry {@code owner} as their holder's id ({@link LockOptions#owner()}). */
+    final LockClient clientOwnedBy(String owner) {
+        return track(contract().newClient(options().toBuilder().owner(owner).build()));
+    }
+
     final CuttableClient cuttableClient() {
         return track(contract().newCuttableClient());
     }

@@ -1,0 +1,96 @@
+package io.latchkey;
+
+import io.latchkey.spi.Durations;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * What the backend records of a lock at one moment, from {@link DistributedLock#inspect()}: whether it
+ * is held, by whom, under which fencing token, and how long the backend keeps it for a holder that
+ * goes silent. A snapshot: by the time it is read the lock may have changed hands.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class LockState {
+
+    private final String name;
+    private final Holder holder;
+    private final long token;
+    private final Duration expiresIn;
+
+    private LockState(String name, Holder holder, long token, Duration expiresIn) {
+        this.name = Objects.requireNonNull(name, "name");
+        this.holder = holder;
+        this.token = token;
+        this.expiresIn = expiresIn;
+    }
+
+    /** A lock nobody holds. */
+    public static LockState free(String name) {
+        return new LockState(name, null, -1, null);
+    }
+
+    /**
+     * A lock {@code holder} holds.
+     *
+     * @param token its fencing token, or {@code -1} if the backend cannot read it back
+     * @param expiresIn how long the backend keeps it for a silent holder, or {@code null} if it does not say
+     */
+    public static LockState held(String name, Holder holder, long token, Duration expiresIn) {
+        return new LockState(name, Objects.requireNonNull(holder, "holder"), token, expiresIn);
+    }
+
+    /** The lock's name. */
+    public String name() {
+        return name;
+    }
+
+    /** Whether some client holds the lock, by the backend's record. */
+    public boolean isHeld() {
+        return holder != null;
+    }
+
+    /**
+     * Who holds it, if held; {@link Holder#UNKNOWN} for a holder that wrote no identity (a Redisson
+     * client on the same key, an older Latchkey).
+     */
+    public Optional<Holder> holder() {
+        return Optional.ofNullable(holder);
+    }
+
+    /** The current grant's fencing token, if held and the backend can read it back. */
+    public OptionalLong token() {
+        return holder != null && token >= 0 ? OptionalLong.of(token) : OptionalLong.empty();
+    }
+
+    /**
+     * How long the backend still keeps the grant if its holder goes silent, counted from the read (a
+     * key's TTL, an etcd lease's TTL, a ZooKeeper session's timeout), if held and the backend says.
+     * A live holder renews it; this is not when the holder will release it.
+     */
+    public Optional<Duration> expiresIn() {
+        return holder != null ? Optional.ofNullable(expiresIn) : Optional.empty();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof LockState s && name.equals(s.name) && Objects.equals(holder, s.holder) && token == s.token
+                && Objects.equals(expiresIn, s.expiresIn);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, holder, token, expiresIn);
+    }
+
+    @Override
+    public String toString() {
+        if (holder == null) {
+            return "LockState{" + name + ": free}";
+        }
+        return "LockState{" + name + ": held by " + holder + (token >= 0 ? ", token " + token : "")
+                + (expiresIn != null ? ", expires in " + Durations.format(expiresIn) : "") + '}';
+    }
+}
