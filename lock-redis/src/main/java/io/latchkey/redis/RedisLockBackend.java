@@ -16,6 +16,7 @@ import static io.latchkey.redis.RedisKeys.tokenKey;
 import static io.latchkey.redis.RedisKeys.waitersKey;
 import static io.latchkey.redis.RedisKeys.wakeChannel;
 import static io.latchkey.redis.RedisScripts.GRANT;
+import static io.latchkey.redis.RedisScripts.INSPECT;
 import static io.latchkey.redis.RedisScripts.PERMIT_GRANT;
 import static io.latchkey.redis.RedisScripts.PERMIT_RELEASE;
 import static io.latchkey.redis.RedisScripts.RELEASE;
@@ -28,12 +29,15 @@ import io.latchkey.redis.RedisContender.Granted;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Deadline;
+import io.latchkey.spi.GrantRecord;
+import io.latchkey.spi.HolderStamp;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.PermitLease;
 import io.latchkey.spi.ReadWriteBackend;
 import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -47,6 +51,7 @@ import org.redisson.api.RFuture;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.LongCodec;
+import org.redisson.client.codec.StringCodec;
 import org.redisson.client.protocol.RedisCommands;
 import org.redisson.command.CommandAsyncExecutor;
 import org.slf4j.Logger;
@@ -111,6 +116,7 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
     private final RedisReadWrite readWrite = new RedisReadWrite(this);
     /** On a Redis Cluster a lock key with a brace gets a hash tag of its own; see {@link RedisKeys}. */
     private final boolean cluster;
+    private final HolderStamp stamp;
 
     RedisLockBackend(RedissonClient redisson, boolean ownsClient, LockOptions options, String server) {
         if (!(redisson instanceof Redisson)) {
@@ -133,6 +139,7 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
                 DaemonThreads.factory("latchkey-redis-" + INSTANCES.incrementAndGet() + "-check"));
         this.checker.setRemoveOnCancelPolicy(true);
         this.contender = new RedisContender(redisson, timeout);
+        this.stamp = new HolderStamp(options);
     }
 
     /** The lease: the time to live this backend gives the lock keys and renews. */
@@ -207,13 +214,15 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
     private BackendLease acquireOnce(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         String key = key(lockName);
         long owner = OWNERS.decrementAndGet();
+        String holder = stamp.forCurrentThread();
         Contention lock = new Contention("lock '" + lockName + "'", lockName, where(lockName), waitersKey(key),
                 wakeChannel(key)) {
             @Override
             RFuture<List<Long>> send(String field, long queueFor) {
                 // With replicas Redisson follows the script with WAIT (checkLockSyncedSlaves), as it did for RFencedLock.
                 return commands.syncedEvalNoRetry(key, LongCodec.INSTANCE, RedisCommands.EVAL_LONG_LIST, GRANT,
-                        List.of(key, tokenKey(key), waitersKey(key)), leaseMillis, field, queueFor, timeout.toMillis());
+                        List.of(key, tokenKey(key), waitersKey(key)), leaseMillis, field, queueFor, timeout.toMillis(),
+                        holder);
             }
 
             @Override
@@ -232,6 +241,27 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
         lease.start();
         log.debug("lock '{}' ({}) acquired with token {}", lockName, describe(lockName), token);
         return lease;
+    }
+
+    /**
+     * One read-only script on the lock's key ({@link RedisScripts#INSPECT}), on the master: the holder and
+     * token fields written with the grant, and the key's PTTL as the time Redis keeps it.
+     */
+    @Override
+    public Optional<GrantRecord> inspect(String lockName) {
+        String key = key(lockName);
+        List<Object> r = await(redisson.getScript(StringCodec.INSTANCE).<List<Object>>evalAsync(key,
+                RScript.Mode.READ_WRITE, INSPECT, RScript.ReturnType.LIST, List.of(key)).toCompletableFuture(),
+                lockName, "lock '" + lockName + "' (" + describe(lockName) + "): ", where(lockName),
+                "reading the holder of lock '" + lockName + "'");
+        long ttl = ((Number) r.get(0)).longValue();
+        if (ttl == -2) {
+            return Optional.empty();
+        }
+        String token = (String) r.get(1);
+        String holder = (String) r.get(2);
+        GrantRecord record = GrantRecord.of(holder.isEmpty() ? null : holder, token.isEmpty() ? -1 : Long.parseLong(token));
+        return Optional.of(ttl >= 0 ? record.expiringIn(Duration.ofMillis(ttl)) : record);
     }
 
     CompletableFuture<Long> release(String key, String field) {

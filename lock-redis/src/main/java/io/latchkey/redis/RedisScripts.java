@@ -14,10 +14,20 @@ final class RedisScripts {
     static final String EFFECTS = "if redis.replicate_commands then redis.replicate_commands() end; ";
 
     /**
+     * The field of a lock's hash that holds its grant's {@link io.latchkey.Holder} text: beside the
+     * owner's field, which Redisson's own lock scripts also read, so that neither disturbs the other.
+     */
+    static final String HOLDER = "latchkey:holder";
+
+    /** The field of a lock's hash that holds its grant's fencing token, for an inspector. */
+    static final String TOKEN = "latchkey:token";
+
+    /**
      * One attempt. KEYS: the lock, the token counter, the waiter queue; ARGV: the lease in ms, the owner
      * field, how long to stay queued in ms ({@code -1}: never queued, {@code 0}: leave the queue), the
-     * timeout in ms. If the lock key does not exist, increments the counter, takes the key for the owner
-     * with the lease, leaves the queue and returns {token, PTTL}, the PTTL read after the grant by the
+     * timeout in ms, the holder text. If the lock key does not exist, increments the counter, takes the key
+     * for the owner with the lease, records the holder and the token beside the owner's field ({@link #HOLDER},
+     * {@link #TOKEN}; one HSET of three fields, which needs Redis 4), leaves the queue and returns {token, PTTL}, the PTTL read after the grant by the
      * same script. Else returns {-1, PTTL of the holder's key} and queues the owner (or refreshes its
      * entry) until the moment it will try again by itself plus one timeout, in server time: a waiter
      * that died or gave up without leaving drops out of the queue by then.
@@ -25,7 +35,7 @@ final class RedisScripts {
     static final String GRANT = EFFECTS
             + "if redis.call('exists', KEYS[1]) == 0 then "
             + "local token = redis.call('incr', KEYS[2]); "
-            + "redis.call('hset', KEYS[1], ARGV[2], 1); "
+            + "redis.call('hset', KEYS[1], ARGV[2], 1, '" + HOLDER + "', ARGV[5], '" + TOKEN + "', token); "
             + "redis.call('pexpire', KEYS[1], ARGV[1]); "
             + "if ARGV[3] ~= '-1' then redis.call('zrem', KEYS[3], ARGV[2]) end; "
             + "return {token, redis.call('pttl', KEYS[1])} end; "
@@ -39,6 +49,15 @@ final class RedisScripts {
             + "if redis.call('pttl', KEYS[3]) < stale then redis.call('pexpire', KEYS[3], stale) end; "
             + "elseif q == 0 then redis.call('zrem', KEYS[3], ARGV[2]) end; "
             + "return {-1, ttl}";
+
+    /**
+     * Inspection, read-only. KEYS: the lock. Returns {-2} if the key does not exist, else {PTTL, the
+     * token field, the holder field}, a missing field as the empty string (a Redisson lock, or a grant of
+     * an older Latchkey, on the same key).
+     */
+    static final String INSPECT = "local ttl = redis.call('pttl', KEYS[1]); if ttl == -2 then return {-2} end; "
+            + "return {ttl, redis.call('hget', KEYS[1], '" + TOKEN + "') or '', "
+            + "redis.call('hget', KEYS[1], '" + HOLDER + "') or ''}";
 
     /**
      * Lua: goes down the waiter queue KEYS[2] in order and publishes on each waiter's own channel

@@ -11,8 +11,12 @@
  *
  * <h2>How a lock is kept</h2>
  * A lock named {@code n} is the hash key {@code <namespace>:n} (namespace {@code latchkey} by default),
- * whose only field names the owner: Redisson's client id plus an owner id taken per grant, not the
- * calling thread, so any thread may close a lease. The grant script takes the key only if it does not
+ * whose field of the owner names it: Redisson's client id plus an owner id taken per grant, not the
+ * calling thread, so any thread may close a lease. Beside it the same HSET of the grant writes the
+ * holder's identity ({@code latchkey:holder}, the text of {@link io.latchkey.Holder}) and the grant's
+ * token ({@code latchkey:token}), which {@code inspect} reads back with the key's {@code PTTL} in one
+ * read-only script; Redisson's lock scripts read only their owner's field, so the two extra fields
+ * disturb neither side, and a key held through Redisson shows as held by {@code Holder.UNKNOWN}. The grant script takes the key only if it does not
  * exist, increments the counter {@code redisson_lock_token:{<namespace>:n}}, which never expires, and
  * returns it as the fencing token, so tokens rise with every grant of the name whatever happened to
  * the lock key; it sets the key's time to live to {@code lease} and returns the {@code PTTL} it then

@@ -3,11 +3,13 @@ package io.latchkey.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.latchkey.Holder;
 import io.latchkey.Lease;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockClient;
 import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
+import io.latchkey.LockState;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.redis.RedisServer;
 import java.net.URI;
@@ -102,6 +104,29 @@ class RedisLockTest {
     }
 
     @Test
+    void the_holder_and_token_are_fields_beside_the_owner_in_the_lock_hash_and_inspect_reads_them() throws Exception {
+        try (LockClient holder = LockClient.connect(URI.create(server.uri(server.endpoints())),
+                     options().toBuilder().owner("billing 7").build());
+             LockClient observer = client()) {
+            assertThat(observer.lock("inspected").inspect()).isEqualTo(LockState.free("inspected"));
+            assertThat(server.cli(List.of(), "EXISTS", "latchkey:inspected")).as("a key made by inspect").isEqualTo("0");
+            try (Lease lease = holder.lock("inspected").lock(Duration.ZERO)) {
+                String text = server.cli(List.of(), "HGET", "latchkey:inspected", "latchkey:holder");
+                assertThat(Holder.parse(text).map(Holder::owner)).as("the holder field: " + text).hasValue("billing 7");
+                assertThat(server.cli(List.of(), "HGET", "latchkey:inspected", "latchkey:token"))
+                        .isEqualTo(Long.toString(lease.fencingToken()));
+                LockState state = observer.lock("inspected").inspect();
+                assertThat(state.holder().map(Holder::owner)).hasValue("billing 7");
+                assertThat(state.holder().map(Holder::thread)).hasValue(Thread.currentThread().getName());
+                assertThat(state.token()).hasValue(lease.fencingToken());
+                assertThat(state.expiresIn()).hasValueSatisfying(left -> assertThat(left).isPositive()
+                        .isLessThanOrEqualTo(LEASE));
+            }
+            assertThat(observer.lock("inspected").inspect().isHeld()).as("after the release").isFalse();
+        }
+    }
+
+    @Test
     void a_frozen_server_gives_an_exception_within_wait_plus_timeout() throws Exception {
         try (LockClient client = client()) {
             client.lock("warm-up").lock(Duration.ZERO).close();
@@ -114,6 +139,12 @@ class RedisLockTest {
                         .hasMessageContaining("redis key 'latchkey:frozen'");
                 Duration took = Duration.ofNanos(System.nanoTime() - start);
                 assertThat(took).isLessThan(wait.plus(TIMEOUT).plus(TIMEOUT.dividedBy(2)));
+                long inspectStart = System.nanoTime();
+                assertThatThrownBy(() -> client.lock("frozen").inspect())
+                        .isInstanceOf(LockBackendUnavailableException.class)
+                        .hasMessageContaining("reading the holder of lock 'frozen'");
+                assertThat(Duration.ofNanos(System.nanoTime() - inspectStart)).as("inspect of a frozen server")
+                        .isLessThan(TIMEOUT.plus(TIMEOUT.dividedBy(2)));
             } finally {
                 server.unpause();
             }
@@ -155,6 +186,9 @@ class RedisLockTest {
             Long olderToken = older.tryLockAndGetToken(0, LEASE.toMillis(), TimeUnit.MILLISECONDS);
             assertThat(olderToken).as("the older kind's grant").isNotNull();
             assertThat(client.lock("interop").tryLock(Duration.ZERO)).as("ours while the older kind holds it").isEmpty();
+            LockState olderHeld = client.lock("interop").inspect();
+            assertThat(olderHeld.holder()).as("an older kind's holder, which wrote no identity").hasValue(Holder.UNKNOWN);
+            assertThat(olderHeld.token()).as("its token, kept apart by the older kind").isEmpty();
             older.unlock();
 
             Lease ours = client.lock("interop").tryLock(Duration.ZERO).orElseThrow();
