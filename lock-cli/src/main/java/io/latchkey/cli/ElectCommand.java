@@ -55,6 +55,9 @@ import sun.misc.Signal;
  *       command (SIGTERM, then SIGKILL after the grace), and the term's lock expires within the lease.</li>
  * </ul>
  *
+ * <p>Where a signal goes, to the command of the term or to the wait for one, is {@link SignalRelay}'s,
+ * shared with {@code latchkey run}.
+ *
  * <p>The command gets {@code LATCHKEY_ELECTION} and {@code LATCHKEY_TERM}, and also
  * {@code LATCHKEY_LOCK} and {@code LATCHKEY_FENCING_TOKEN} (the election's lock and the same number) so
  * that a command written for {@code latchkey run} works unchanged, and {@code LATCHKEY_URI} without its
@@ -102,14 +105,10 @@ final class ElectCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    private final Object guard = new Object();
     private final PrintStream err = System.err;
     /** The terms won, in order, from the candidacy's thread to the main thread. */
     private final BlockingQueue<Leadership> terms = new LinkedBlockingQueue<>();
-    private Thread mainThread;
-    private Signal pendingSignal;   // guarded by guard: a signal that came while no command ran
-    private Signal stopSignal;      // guarded by guard: a signal that came while the command ran
-    private GuardedCommand running; // guarded by guard: the command of the current term, while it runs
+    private SignalRelay signals;
     private boolean verbose;
 
     @Override
@@ -121,14 +120,15 @@ final class ElectCommand implements Callable<Integer> {
             throw new CliException(ExitCodes.USAGE, "bad election name: " + e.getMessage());
         }
         verbose = Main.verboseRequested(spec.commandLine().getParseResult().originalArgs().toArray(String[]::new));
-        mainThread = Thread.currentThread();
-        SignalTrap.install(this::onSignal);
+        // a signal to a leader is a hand-over a standby waits for: a command that ignores it gets SIGKILL
+        signals = SignalRelay.install(err, true, "standing by in election '" + name + "'",
+                "left the election without running the command");
 
         LockClient client;
         try {
             client = Backends.connect(uri);
         } catch (RuntimeException e) {
-            Integer stopped = stoppedWhileStandingBy();
+            Integer stopped = signals.stoppedWhileIdle();
             if (stopped != null) {
                 return stopped;
             }
@@ -163,23 +163,18 @@ final class ElectCommand implements Callable<Integer> {
             try {
                 term = terms.take();
             } catch (InterruptedException e) {
-                Integer stopped = stoppedWhileStandingBy();
+                Integer stopped = signals.stoppedWhileIdle();
                 return stopped != null ? stopped : ExitCodes.FAILURE;
             }
             if (!term.isValid()) {
                 continue; // it ended before its command could start; the candidacy campaigns again
             }
             int status = runIn(term);
-            GuardedCommand ran;
-            Signal signal;
-            synchronized (guard) {
-                ran = running;
-                running = null;
-                signal = stopSignal;
-            }
+            GuardedCommand ran = signals.ended();
             if (ran == null || !ran.stoppedOnLoss()) {
                 return status; // the command ended by itself (or after a signal), or never started
             }
+            Signal signal = signals.forwarded();
             if (signal != null) {
                 return ExitCodes.SIGNAL_BASE + signal.getNumber(); // lost, then asked to stop while it stopped
             }
@@ -191,7 +186,7 @@ final class ElectCommand implements Callable<Integer> {
     /**
      * The command's status, or the status latchkey ends with if the command could not start or a signal
      * came first; if the term was lost and the command stopped, {@link GuardedCommand#stoppedOnLoss()} of
-     * {@link #running} says so.
+     * {@link SignalRelay#ended()} says so.
      */
     private int runIn(Leadership term) {
         String subject = "term " + term.term() + " of election '" + name + "'";
@@ -203,49 +198,11 @@ final class ElectCommand implements Callable<Integer> {
         Map<String, String> env = Map.of("LATCHKEY_ELECTION", name, "LATCHKEY_TERM", number, "LATCHKEY_LOCK", name,
                 "LATCHKEY_FENCING_TOKEN", number, Backends.URI_VARIABLE, LockUri.redact(Backends.chosen(uri)));
         GuardedCommand run = new GuardedCommand(command, env, killGrace, subject, "the term is resigned", err);
-        synchronized (guard) {
-            if (pendingSignal != null) {
-                return stoppedWhileStandingBy();
-            }
-            OptionalInt failed = run.start();
-            if (failed.isPresent()) {
-                return failed.getAsInt();
-            }
-            running = run;
+        OptionalInt notStarted = signals.start(run);
+        if (notStarted.isPresent()) {
+            return notStarted.getAsInt();
         }
         return run.await(GuardedCommand.Grant.of(term));
-    }
-
-    private void onSignal(Signal signal) {
-        GuardedCommand run;
-        synchronized (guard) {
-            if (running == null) {
-                if (pendingSignal == null) {
-                    pendingSignal = signal;
-                }
-                mainThread.interrupt();
-                return;
-            }
-            if (stopSignal == null) {
-                stopSignal = signal;
-            }
-            run = running;
-        }
-        run.forward(signal, true);
-    }
-
-    /** The exit status if a signal came while no command ran, after saying so; otherwise null. */
-    private Integer stoppedWhileStandingBy() {
-        Signal s;
-        synchronized (guard) {
-            s = pendingSignal;
-        }
-        if (s == null) {
-            return null;
-        }
-        err.println("latchkey: SIG" + s.getName() + " while standing by in election '" + name
-                + "'; left the election without running the command");
-        return ExitCodes.SIGNAL_BASE + s.getNumber();
     }
 
     /** Splits the words after the options at the {@code --}: one name before it, the command after it. */

@@ -18,7 +18,6 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import sun.misc.Signal;
 
 /**
  * {@code latchkey run NAME -- COMMAND [ARGS...]}: takes the lock, runs the command while the lease is
@@ -48,7 +47,8 @@ import sun.misc.Signal;
  * usage error that says why (exit 2).
  *
  * <p>The command's start, its stop on a loss, the forwarding of signals and the watchdog are
- * {@link GuardedCommand}'s, shared with {@code latchkey elect}.
+ * {@link GuardedCommand}'s, and where a signal goes, to the command or to a wait, {@link SignalRelay}'s;
+ * both are shared with {@code latchkey elect}.
  *
  * <p>One instance per invocation, used by the main thread and the signal and loss threads.
  */
@@ -124,11 +124,8 @@ final class RunCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    private final Object guard = new Object();
     private final PrintStream err = System.err;
-    private Thread mainThread;
-    private Signal pendingSignal;  // guarded by guard: a signal that came before the command started
-    private GuardedCommand running; // guarded by guard: the command, once started
+    private SignalRelay signals;
     private boolean verbose;
     private RunTarget target;      // set by checkCommand, first thing in call()
 
@@ -140,14 +137,14 @@ final class RunCommand implements Callable<Integer> {
         }
         checkNameAndPermits();
         verbose = Main.verboseRequested(spec.commandLine().getParseResult().originalArgs().toArray(String[]::new));
-        mainThread = Thread.currentThread();
-        SignalTrap.install(this::onSignal);
+        // a signal is the command's to handle: the lock stays held until it ends, with no SIGKILL of ours
+        signals = SignalRelay.install(err, false, "waiting for " + subject(), "the command was not run");
 
         LockClient client;
         try {
             client = Backends.connect(uri);
         } catch (RuntimeException e) {
-            Integer stopped = stoppedWhileWaiting();
+            Integer stopped = signals.stoppedWhileIdle();
             if (stopped != null) {
                 return stopped;
             }
@@ -173,21 +170,21 @@ final class RunCommand implements Callable<Integer> {
             }
             maybe = target.acquire(client, wait);
         } catch (InterruptedException e) {
-            Integer stopped = stoppedWhileWaiting();
+            Integer stopped = signals.stoppedWhileIdle();
             return stopped != null ? stopped : ExitCodes.FAILURE;
         } catch (IllegalArgumentException e) {
             throw new CliException(ExitCodes.USAGE, e.getMessage());
         } catch (UnsupportedOperationException e) {
             throw new CliException(ExitCodes.USAGE, target.unsupported(e.getMessage()));
         } catch (LockException e) {
-            Integer stopped = stoppedWhileWaiting();
+            Integer stopped = signals.stoppedWhileIdle();
             if (stopped != null) {
                 return stopped;
             }
             throw new CliException(ExitCodes.BACKEND_UNAVAILABLE, e.getMessage());
         }
         if (maybe.isEmpty()) {
-            Integer stopped = stoppedWhileWaiting();
+            Integer stopped = signals.stoppedWhileIdle();
             if (stopped != null) {
                 return stopped;
             }
@@ -219,45 +216,11 @@ final class RunCommand implements Callable<Integer> {
         target.describe(lease, env);
         env.put(Backends.URI_VARIABLE, LockUri.redact(Backends.chosen(uri)));
         GuardedCommand run = new GuardedCommand(command, env, killGrace, subject(), "the lock is released", err);
-        synchronized (guard) {
-            if (pendingSignal != null) {
-                return stoppedWhileWaiting();
-            }
-            OptionalInt failed = run.start();
-            if (failed.isPresent()) {
-                return failed.getAsInt();
-            }
-            running = run;
+        OptionalInt notStarted = signals.start(run);
+        if (notStarted.isPresent()) {
+            return notStarted.getAsInt();
         }
         return run.await(GuardedCommand.Grant.of(lease));
-    }
-
-    private void onSignal(Signal signal) {
-        GuardedCommand run;
-        synchronized (guard) {
-            if (running == null) {
-                if (pendingSignal == null) {
-                    pendingSignal = signal;
-                }
-                mainThread.interrupt();
-                return;
-            }
-            run = running;
-        }
-        run.forward(signal, false);
-    }
-
-    /** The exit status if a signal arrived before the command started, after saying so; otherwise null. */
-    private Integer stoppedWhileWaiting() {
-        Signal s;
-        synchronized (guard) {
-            s = pendingSignal;
-        }
-        if (s == null) {
-            return null;
-        }
-        err.println("latchkey: SIG" + s.getName() + " while waiting for " + subject() + "; the command was not run");
-        return ExitCodes.SIGNAL_BASE + s.getNumber();
     }
 
     /** What messages speak of: {@code lock 'a'}, {@code semaphore 'a'} or {@code locks 'a', 'b'}. */
