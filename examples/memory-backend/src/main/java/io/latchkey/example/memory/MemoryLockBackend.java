@@ -6,6 +6,8 @@ import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
+import io.latchkey.spi.GrantRecord;
+import io.latchkey.spi.HolderStamp;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockUri;
 import io.latchkey.spi.Pauses;
@@ -18,10 +20,12 @@ import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -68,6 +72,7 @@ final class MemoryLockBackend implements SemaphoreBackend {
     private final ThreadFactory readers;
     private final ScheduledExecutorService pinger;
     private final AtomicLong ids = new AtomicLong();
+    private final HolderStamp stamp;
     private volatile Connection connection; // replaced under this
     private volatile boolean closed;
 
@@ -76,6 +81,7 @@ final class MemoryLockBackend implements SemaphoreBackend {
         this.options = options;
         this.flaw = flaw;
         this.namespace = options.namespace() == null ? "latchkey" : options.namespace();
+        this.stamp = new HolderStamp(options);
         String prefix = "latchkey-memory-" + BACKENDS.incrementAndGet();
         this.readers = DaemonThreads.factory(prefix + "-reader");
         this.pinger = Executors.newSingleThreadScheduledExecutor(DaemonThreads.factory(prefix + "-ping"));
@@ -149,15 +155,11 @@ final class MemoryLockBackend implements SemaphoreBackend {
             throws InterruptedException {
         boolean semaphore = permits > 0;
         String where = semaphore ? describeSemaphore(lockName) : describe(lockName);
-        Connection c;
-        try {
-            c = connection();
-        } catch (LockBackendUnavailableException e) {
-            throw new LockBackendUnavailableException(lockName, where + ": " + e.getMessage(), e);
-        }
+        Connection c = connection(lockName, where);
         long id = ids.incrementAndGet();
         CompletableFuture<String[]> answer = c.request(id, (semaphore ? "permit " : "acquire ") + id + " "
-                + key(namespace, lockName) + " " + (semaphore ? permits + " " : "") + deadline.remainingMillis());
+                + key(namespace, lockName) + " " + (semaphore ? permits + " " : "") + deadline.remainingMillis()
+                + (semaphore ? "" : " " + URLEncoder.encode(stamp.forCurrentThread(), StandardCharsets.UTF_8)));
         String[] granted;
         Deadline answerBy = deadline.callBound(options.timeout());
         Pauses pauses = Pauses.until(answerBy); // a silence that was this process's own pause is told as such
@@ -209,6 +211,23 @@ final class MemoryLockBackend implements SemaphoreBackend {
         }
     }
 
+    /** One {@code holder} request: the grant's token, the holder session's TTL left, the holder text. */
+    @Override
+    public Optional<GrantRecord> inspect(String lockName) throws InterruptedException {
+        Connection c = connection(lockName, describe(lockName));
+        long id = ids.incrementAndGet();
+        try {
+            String[] r = c.request(id, "holder " + id + " " + key(namespace, lockName))
+                    .get(options.timeout().toMillis(), TimeUnit.MILLISECONDS);
+            return r[2].equals("free") ? Optional.empty() : Optional.of(new GrantRecord(r[4].equals("-") ? null
+                    : URLDecoder.decode(r[4], StandardCharsets.UTF_8), Long.parseLong(r[2]), Duration.ofMillis(Long.parseLong(r[3]))));
+        } catch (TimeoutException | ExecutionException e) {
+            throw unavailableAt(lockName, describe(lockName), "holder request", e);
+        } finally {
+            c.pending.remove(id);
+        }
+    }
+
     private void ping() {
         Connection c = connection;
         if (c == null || c.dead) {
@@ -223,6 +242,15 @@ final class MemoryLockBackend implements SemaphoreBackend {
                         c.held.values().forEach(h -> h.evidence.confirmed(sentAt, c.reportedTtl()));
                     }
                 });
+    }
+
+    /** {@link #connection()}, its failure told for {@code lockName} at {@code where}. */
+    private Connection connection(String lockName, String where) {
+        try {
+            return connection();
+        } catch (LockBackendUnavailableException e) {
+            throw new LockBackendUnavailableException(lockName, where + ": " + e.getMessage(), e);
+        }
     }
 
     private synchronized Connection connection() {

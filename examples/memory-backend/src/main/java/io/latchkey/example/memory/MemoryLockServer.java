@@ -30,13 +30,15 @@ import java.util.concurrent.TimeUnit;
  * <p>Protocol, one request per line, names URL-encoded, every answer carrying the request's id:
  * <pre>
  * hello &lt;id&gt; &lt;ttlMillis&gt;              -&gt; welcome &lt;id&gt; &lt;ttlMillis&gt;   (the session's TTL, as the server keeps it)
- * acquire &lt;id&gt; &lt;name&gt; &lt;waitMillis&gt;  -&gt; granted &lt;id&gt; &lt;token&gt; | busy &lt;id&gt;
+ * acquire &lt;id&gt; &lt;name&gt; &lt;waitMillis&gt; [&lt;holder&gt;]
+ *                                     -&gt; granted &lt;id&gt; &lt;token&gt; | busy &lt;id&gt;   (holder: URL-encoded text kept with the grant)
  * permit &lt;id&gt; &lt;name&gt; &lt;permits&gt; &lt;waitMillis&gt;
  *                                     -&gt; granted &lt;id&gt; &lt;token&gt; &lt;slot&gt; | busy &lt;id&gt; | mismatch &lt;id&gt; &lt;permits&gt;
  * cancel &lt;id&gt;                         (withdraws a waiting acquire, or releases it if granted; no answer)
  * release &lt;id&gt; &lt;acquireId&gt;            -&gt; released &lt;id&gt;
  * ping &lt;id&gt;                           -&gt; pong &lt;id&gt;
  * inspect &lt;id&gt; &lt;name&gt;                  -&gt; state &lt;id&gt; absent|present
+ * holder &lt;id&gt; &lt;name&gt;                   -&gt; holder &lt;id&gt; free | holder &lt;id&gt; &lt;token&gt; &lt;ttlLeftMillis&gt; &lt;holder&gt;|-
  * </pre>
  *
  * <p>Semaphores live in a table of their own, so that a semaphore and a lock of one name are
@@ -78,7 +80,8 @@ public final class MemoryLockServer implements AutoCloseable {
         long tokens; // the per-lock counter of Flaw.TOKEN_RESET only
     }
 
-    private record Grant(Session session, long id, long token) {
+    /** A grant; {@code holder} the text its request carried ({@code -} if none), as received. */
+    private record Grant(Session session, long id, long token, String holder) {
     }
 
     private final class Semaphore {
@@ -102,7 +105,7 @@ public final class MemoryLockServer implements AutoCloseable {
         }
     }
 
-    private record Waiter(Session session, long id, long deadline) {
+    private record Waiter(Session session, long id, long deadline, String holder) {
     }
 
     private final class Session {
@@ -215,7 +218,7 @@ public final class MemoryLockServer implements AutoCloseable {
                 String name = r[2];
                 long wait = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(r[3]));
                 Entry e = locks.computeIfAbsent(name, k -> new Entry());
-                Waiter w = new Waiter(s, Long.parseLong(r[1]), System.nanoTime() + wait);
+                Waiter w = new Waiter(s, Long.parseLong(r[1]), System.nanoTime() + wait, r.length > 4 ? r[4] : "-");
                 e.waiters.addLast(w);
                 grantNext(name, e);
                 if (wait <= 0 && e.waiters.remove(w)) {
@@ -232,7 +235,7 @@ public final class MemoryLockServer implements AutoCloseable {
                     s.out.println("mismatch " + r[1] + " " + sem.permits);
                     break;
                 }
-                Waiter pw = new Waiter(s, Long.parseLong(r[1]), System.nanoTime() + semWait);
+                Waiter pw = new Waiter(s, Long.parseLong(r[1]), System.nanoTime() + semWait, "-");
                 sem.waiters.addLast(pw);
                 grantPermits(semName, sem);
                 if (semWait <= 0 && sem.waiters.remove(pw)) {
@@ -271,6 +274,14 @@ public final class MemoryLockServer implements AutoCloseable {
             case "inspect":
                 s.out.println("state " + r[1] + (locks.containsKey(r[2]) || semaphores.containsKey(r[2]) ? " present" : " absent"));
                 break;
+            case "holder":
+                // the session's TTL left: how long the server keeps the grant if its holder goes silent
+                Entry held = locks.get(r[2]);
+                Grant g = held == null ? null : held.holder;
+                s.out.println("holder " + r[1] + (g == null ? " free" : " " + g.token() + " "
+                        + TimeUnit.NANOSECONDS.toMillis(Math.max(0, g.session().ttlNanos
+                                - (System.nanoTime() - g.session().lastSeen))) + " " + g.holder()));
+                break;
             default:
                 s.out.println("error unknown request " + r[0]);
         }
@@ -283,7 +294,7 @@ public final class MemoryLockServer implements AutoCloseable {
             if (w != null) {
                 long token = flaw == Flaw.TOKEN_RESET ? ++e.tokens : ++lastToken;
                 save();
-                e.holder = new Grant(w.session, w.id, token);
+                e.holder = new Grant(w.session, w.id, token, w.holder);
                 w.session.out.println("granted " + w.id + " " + token);
             }
         }
@@ -300,7 +311,7 @@ public final class MemoryLockServer implements AutoCloseable {
                     Waiter w = sem.waiters.pollFirst();
                     long token = ++lastToken;
                     save();
-                    sem.slots[slot] = new Grant(w.session, w.id, token);
+                    sem.slots[slot] = new Grant(w.session, w.id, token, w.holder);
                     w.session.out.println("granted " + w.id + " " + token + " " + slot);
                 }
             }
