@@ -1,10 +1,13 @@
 package io.latchkey;
 
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.Objects;
@@ -58,17 +61,36 @@ public record Holder(String owner, Instant clientStarted, String thread) {
     }
 
     /**
-     * The default owner id: {@code <hostname>:<pid>}, the host's name as this JVM resolves its own, or
-     * {@code localhost} if it cannot.
+     * The default owner id: {@code <hostname>:<pid>}. The host name is the kernel's
+     * ({@code /proc/sys/kernel/hostname} on Linux, else {@code HOSTNAME} or {@code COMPUTERNAME} in the
+     * environment), and only where none is found the name {@link InetAddress#getLocalHost()} gives, or
+     * {@code localhost}: that call looks the host up in DNS, which on a host whose name does not resolve
+     * stalls the first connect for the resolver's timeout.
      */
     public static String defaultOwner() {
-        String host;
+        return hostName() + ":" + ProcessHandle.current().pid();
+    }
+
+    private static String hostName() {
         try {
-            host = InetAddress.getLocalHost().getHostName();
-        } catch (UnknownHostException e) {
-            host = "localhost";
+            String kernel = Files.readString(Path.of("/proc/sys/kernel/hostname")).strip();
+            if (!kernel.isEmpty()) {
+                return kernel;
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux: the environment or the resolver below
         }
-        return host + ":" + ProcessHandle.current().pid();
+        for (String variable : new String[] {"HOSTNAME", "COMPUTERNAME"}) {
+            String value = System.getenv(variable);
+            if (value != null && !value.isBlank()) {
+                return value.strip();
+            }
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            return "localhost";
+        }
     }
 
     /**
