@@ -24,7 +24,8 @@ import picocli.CommandLine.ScopeType;
 @Command(name = "latchkey", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Run a command under a distributed lock, or while leading an election, on Redis, ZooKeeper, etcd"
                 + " or Kafka, and watch Latchkey work.",
-        subcommands = {RunCommand.class, ElectCommand.class, DemoCommand.class, ServerCommand.class, CommandLine.HelpCommand.class,
+        subcommands = {RunCommand.class, ElectCommand.class, LeaderCommand.class, DemoCommand.class, ServerCommand.class,
+                CommandLine.HelpCommand.class,
                 AutoComplete.GenerateCompletion.class},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {

@@ -154,6 +154,22 @@ class CommandLineTest {
         Cli elect = Cli.start(dir, "elect", "--uri", "redis://127.0.0.1:1?timeout=1s", "leader", "--", "true");
         assertThat(elect.await(BOUND)).as(elect.stderr()).isEqualTo(ExitCodes.BACKEND_UNAVAILABLE);
         assertThat(elect.stderr().lines().filter(l -> !l.isBlank())).singleElement().asString().startsWith("latchkey: ");
+        Cli leader = Cli.start(dir, "leader", "--uri", "redis://127.0.0.1:1?timeout=1s", "feed");
+        assertThat(leader.await(BOUND)).as(leader.stderr()).isEqualTo(ExitCodes.BACKEND_UNAVAILABLE);
+        assertThat(leader.stderr().lines().filter(l -> !l.isBlank())).singleElement().asString().startsWith("latchkey: ");
+    }
+
+    @Test
+    @DisplayName("latchkey leader: its help, and bad input in one line with exit 2 before connecting")
+    void leaderUsage() throws Exception {
+        Cli help = Cli.start(dir, "help", "leader");
+        assertThat(help.await(BOUND)).isZero();
+        assertThat(help.stdout()).contains("latchkey leader [OPTIONS] NAME", "3 no candidate leads");
+        String down = "redis://127.0.0.1:1?timeout=1s"; // checked before connecting: the server is down, and not blamed
+        assertUsage(Cli.start(dir, "leader", "--uri", down, "feed\u0007"),
+                "bad election name: lock name must not contain control characters: U+0007");
+        assertUsage(Cli.start(dir, "leader", "--uri", down, "a", "b"), "'b'");
+        assertUsage(Cli.start(dir, "leader", "--uri", down + "&owner=%20", "feed"), "owner must not be blank");
     }
 
     @Test

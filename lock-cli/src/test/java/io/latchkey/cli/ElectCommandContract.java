@@ -219,6 +219,37 @@ abstract class ElectCommandContract {
         assertOneAtATime(marks());
     }
 
+    @Test
+    @DisplayName("latchkey leader: exit 3 before any candidate, the leader's owner and the term its command got while"
+            + " it leads, exit 3 again once it resigned")
+    void leaderNamesTheLeader() throws Exception {
+        String name = RunCommandContract.lockName();
+        Cli none = leader(name);
+        none.assertExits(bound(), ExitCodes.NONE);
+        assertThat(none.stdout()).isEqualTo("no leader in election '" + name + "'\n");
+
+        String owned = backend.uri() + (backend.uri().contains("?") ? "&" : "?") + "owner=cli-node-7";
+        Cli candidate = elect(owned, name, "a");
+        Cli.awaitTrue(bound(), "the candidate's command runs", () -> starts() == 1, List.of(candidate));
+        String term = marks().get(0)[1];
+        Cli shown = leader(name);
+        shown.assertExits(bound(), ExitCodes.OK);
+        assertThat(shown.stdout()).as(shown.stderr()).startsWith("cli-node-7 term " + term + " (client started ")
+                .contains(", thread latchkey-election-");
+
+        candidate.signal("TERM");
+        candidate.assertExits(bound(), 42);
+        Cli after = leader(name);
+        after.assertExits(bound(), ExitCodes.NONE);
+    }
+
+    /** Runs {@code latchkey leader name} on the backend. */
+    private Cli leader(String name) {
+        Cli cli = Cli.start(dir, Map.of(), "leader", "--uri", backend.uri(), name);
+        started.add(cli);
+        return cli;
+    }
+
     /** Starts a candidate {@code id} with {@code --verbose}, running the logging command, which exits on SIGTERM. */
     private Cli elect(String uri, String name, String id) {
         return elect(uri, name, id, true, "5s");
