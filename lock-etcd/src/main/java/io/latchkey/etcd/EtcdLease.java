@@ -43,6 +43,7 @@ class EtcdLease implements BackendLease {
     final String lockName;
     private final ByteSequence key;
     private final EtcdSession session;
+    private final String holder;
     private volatile long revision;
 
     private boolean ended; // guarded by this
@@ -52,11 +53,17 @@ class EtcdLease implements BackendLease {
     private Runnable wake; // guarded by this
     private long slotWrittenAt; // guarded by this: the revision of this grant's last slot record, 0 if none
 
-    EtcdLease(EtcdLockBackend backend, String lockName, ByteSequence key, EtcdSession session) {
+    /**
+     * @param holder the holder text ({@link io.latchkey.spi.HolderStamp}) that {@link EtcdQueue} puts as
+     *     the key's value, made on the acquiring thread; null for a permit, whose slot key's value
+     *     {@link EtcdSemaphores} writes
+     */
+    EtcdLease(EtcdLockBackend backend, String lockName, ByteSequence key, EtcdSession session, String holder) {
         this.backend = backend;
         this.lockName = lockName;
         this.key = key;
         this.session = session;
+        this.holder = holder;
     }
 
     @Override
@@ -66,6 +73,11 @@ class EtcdLease implements BackendLease {
 
     ByteSequence key() {
         return key;
+    }
+
+    /** The key's value: the holder text, written in the request that queues the key, so it costs no request. */
+    ByteSequence value() {
+        return EtcdLockBackend.bytes(holder);
     }
 
     String keyString() {
@@ -244,8 +256,8 @@ class EtcdLease implements BackendLease {
      * Hands {@code atLeast} to etcd's own expiry, so that the lock stays taken for {@code remaining} even
      * if this process exits: the key is bound to a lease of its own whose TTL is {@code remaining}
      * rounded up to whole seconds (or etcd's minimum TTL, if that is longer), never kept alive, with a
-     * transaction that keeps the key's create revision, hence the fencing token, and only if the key is
-     * still this grant's. The client's session goes on for its other keys. etcd frees the lock when the
+     * transaction that keeps the key's create revision, hence the fencing token, and its value, the
+     * holder, and only if the key is still this grant's. The client's session goes on for its other keys. etcd frees the lock when the
      * new lease expires: no earlier than {@code remaining} after the grant request was sent, and at most
      * a second and the expiry check ({@value EtcdLockProvider#EXPIRY_CHECK_MILLIS} ms) later.
      */
@@ -270,7 +282,7 @@ class EtcdLease implements BackendLease {
                     .grant(seconds, backend.timeout().toMillis(), TimeUnit.MILLISECONDS)).getID();
             moved = backend.callUninterruptibly(lockName, subject(), what, backend.client().getKVClient().txn()
                     .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)))
-                    .Then(Op.put(key, EtcdLockBackend.bytes(lockName), PutOption.builder().withLeaseId(newLease).build()))
+                    .Then(Op.put(key, value(), PutOption.builder().withLeaseId(newLease).build()))
                     .commit());
         } catch (LockException e) {
             // the key may still be bound to the session: it must not outlive atLeast by the whole session

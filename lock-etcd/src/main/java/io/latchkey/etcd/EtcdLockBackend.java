@@ -10,6 +10,7 @@ import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
+import io.latchkey.spi.HolderStamp;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockUri;
 import io.latchkey.spi.Pauses;
@@ -104,6 +105,7 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
     private final String where;
     private final String user;
     private final Duration safetyMargin;
+    private final HolderStamp stamp;
     private final ScheduledThreadPoolExecutor keepalives;
     private final EtcdQueue queue = new EtcdQueue(this);
     private final EtcdSemaphores semaphores = new EtcdSemaphores(this);
@@ -124,6 +126,7 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
         this.safetyMargin = options.safetyMargin();
         this.where = where;
         this.user = options.username();
+        this.stamp = new HolderStamp(options);
         this.readWrite = new EtcdReadWrite(this, queue, namespace);
         this.keepalives = new ScheduledThreadPoolExecutor(1,
                 DaemonThreads.factory("latchkey-etcd-" + BACKENDS.incrementAndGet() + "-keepalive"));
@@ -258,7 +261,12 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
     private BackendLease attempt(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         EtcdSession session = session(lockName);
         ByteSequence key = bytes(prefix(lockName) + session.idString() + "-" + Long.toHexString(KEYS.incrementAndGet()));
-        return queue.take(new EtcdLease(this, lockName, key, session), deadline, evidence);
+        return queue.take(new EtcdLease(this, lockName, key, session, holderText()), deadline, evidence);
+    }
+
+    /** The holder text of a grant the current thread asks for now: the value its key is put with. */
+    String holderText() {
+        return stamp.forCurrentThread();
     }
 
     /**

@@ -15,7 +15,7 @@ final class EtcdPermit extends EtcdLease implements PermitLease {
     private final Runnable onEnd;
 
     EtcdPermit(EtcdLockBackend backend, String name, ByteSequence key, EtcdSession session, int slot, Runnable onEnd) {
-        super(backend, name, key, session);
+        super(backend, name, key, session, null);
         this.slot = slot;
         this.onEnd = onEnd;
     }

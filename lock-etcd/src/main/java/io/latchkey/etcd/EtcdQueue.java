@@ -101,7 +101,7 @@ final class EtcdQueue {
             r = backend.call(lease.lockName, lease.subject(), "queueing key '" + lease.keyString() + "'",
                     backend.client().getKVClient().txn()
                             .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                            .Then(Op.put(key, EtcdLockBackend.bytes(lease.lockName),
+                            .Then(Op.put(key, lease.value(),
                                     PutOption.builder().withLeaseId(lease.session().id()).build()), Op.get(blockers, lastTwo))
                             .Else(Op.get(key, GetOption.DEFAULT))
                             .commit());

@@ -82,8 +82,8 @@ final class EtcdReadWrite {
         EtcdSession session = backend.session(name, subject(name, write));
         ByteSequence key = EtcdLockBackend.bytes(prefix + (write ? WRITERS : READERS) + session.idString() + "-"
                 + Long.toHexString(EtcdLockBackend.KEYS.incrementAndGet()));
-        return queue.take(new Grant(backend, name, write, key, session, write ? prefix : prefix + WRITERS), deadline,
-                evidence);
+        return queue.take(new Grant(backend, name, write, key, session, write ? prefix : prefix + WRITERS,
+                backend.holderText()), deadline, evidence);
     }
 
     /**
@@ -96,8 +96,8 @@ final class EtcdReadWrite {
         private final String blockers;
 
         Grant(EtcdLockBackend backend, String name, boolean write, ByteSequence key, EtcdSession session,
-                String blockers) {
-            super(backend, name, key, session);
+                String blockers, String holder) {
+            super(backend, name, key, session, holder);
             this.write = write;
             this.blockers = blockers;
         }
