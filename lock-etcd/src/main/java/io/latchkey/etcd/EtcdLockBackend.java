@@ -10,6 +10,7 @@ import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
+import io.latchkey.spi.GrantRecord;
 import io.latchkey.spi.HolderStamp;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockUri;
@@ -21,6 +22,7 @@ import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -159,6 +161,12 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
         return retrying(lockName, deadline, () -> attempt(lockName, deadline, evidence));
     }
 
+    /** Reads the oldest key of the lock's queue and its lease, see {@link EtcdInspection}. */
+    @Override
+    public Optional<GrantRecord> inspect(String lockName) throws InterruptedException {
+        return EtcdInspection.read(this, lockName);
+    }
+
     @Override
     public String describeSemaphore(String name) {
         return "etcd key prefix '" + semaphorePrefix(namespace, name) + "'";
@@ -280,17 +288,23 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
 
     /** {@link #call(String, String, CompletableFuture)} with messages that begin with {@code subject}. */
     <T> T call(String name, String subject, String what, CompletableFuture<T> future) throws InterruptedException {
+        return call(name, subject, what, future, timeout);
+    }
+
+    /** {@link #call(String, String, String, CompletableFuture)} waiting at most {@code bound}: the rest of a timeout. */
+    <T> T call(String name, String subject, String what, CompletableFuture<T> future, Duration bound)
+            throws InterruptedException {
         long start = System.nanoTime();
         try {
-            return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            return future.get(bound.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             future.cancel(true);
             throw e;
         } catch (TimeoutException e) {
             future.cancel(true);
-            throw silent(name, subject, what, start, timeout, e);
+            throw silent(name, subject, what, start, bound, e);
         } catch (ExecutionException e) {
-            throw failed(name, subject, what, start, timeout, e.getCause());
+            throw failed(name, subject, what, start, bound, e.getCause());
         }
     }
 

@@ -12,13 +12,29 @@
  * Validity runs from the TTL etcd reports, and etcd issue 11456 is covered by etcd's refusal to bind a
  * key to a lease it no longer knows and a waiter's check of its own key: see {@code EtcdLockBackend}.
  *
+ * <p>Who holds: each lock key's value is the holder text ({@link io.latchkey.Holder}: the client's
+ * {@code owner}, its start, the acquiring thread) from a {@link io.latchkey.spi.HolderStamp} made once
+ * per client, put in the transaction that queues the key, so it costs no request of its own (a
+ * read-write lock's reader and writer keys carry it too; a semaphore's slot key keeps its own value).
+ * Nothing reads the value back to decide anything: keys are told apart by their names and create
+ * revisions, so a key written by an older Latchkey, whose value was the lock name, still queues and
+ * releases as before. {@code inspect} ({@code EtcdInspection}) is one linearizable range read of the
+ * lock's prefix sorted by create revision, limit 1: the oldest key, the holder by the queue's own rule.
+ * Its value is the holder (none if it is no holder text), its create revision the fencing token, and
+ * a second request, {@code LeaseTimeToLive} of the key's lease, gives {@code expiresIn}: the seconds
+ * etcd still keeps the key if its holder goes silent, rounded down (zero if the lease ended between the
+ * two reads). Both reads together are bounded by {@code timeout}; they write nothing, so inspecting a
+ * name nobody holds leaves no key and no lease. The oldest key may be a waiter whose client has not yet
+ * learnt that its predecessor went: by etcd's record it holds, and its client knows a round trip later.
+ *
  * <p>Scheduled jobs: the {@code atLeast} bound of a request is handed to etcd's own expiry when the
- * task ends early: the holder's key is bound to a lease of its own, never kept alive, whose TTL covers
- * the rest of {@code atLeast} (rounded up to whole seconds), so the lock stays taken until then even if the
- * holder's process exits, and goes at most a second and etcd's expiry check (500 ms) later. The last
- * completed schedule slot is the key {@code <namespace><escaped name>.slot} beside the lock's queue,
- * written in a transaction that requires the holder's key to still have the grant's create revision
- * (the fencing token) and the slot key not to have been written since the grant began.
+ * task ends early: the holder's key (its value, the holder, kept) is bound to a lease of its own,
+ * never kept alive, whose TTL covers the rest of {@code atLeast} (rounded up to whole seconds), so the
+ * lock stays taken until then, and {@code inspect} names its holder, even if the holder's process
+ * exits, and goes at most a second and etcd's expiry check (500 ms) later. The last completed schedule
+ * slot is the key {@code <namespace><escaped name>.slot} beside the lock's queue, written in a
+ * transaction that requires the holder's key to still have the grant's create revision (the fencing
+ * token) and the slot key not to have been written since the grant began.
  *
  * <p>Semaphores: a permit of semaphore {@code name} is a slot key
  * {@code <namespace>%semaphores/<escaped name>/<slot>}, {@code slot} from 0 to {@code permits - 1},

@@ -9,12 +9,14 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
+import io.latchkey.Holder;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
 import io.latchkey.LockRequest;
 import io.latchkey.LockResult;
+import io.latchkey.LockState;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
@@ -187,8 +189,15 @@ class EtcdLeaseBoundsTest {
                     .build(), lease -> { });
             assertThat(ran.ran()).isTrue();
         } // the client is closed, its keepalives stopped: only etcd keeps the lock now
-        assertThat(grantedTtl(holderKey(name))).isEqualTo(6);
+        KeyValue kept = holderKey(name);
+        assertThat(grantedTtl(kept)).isEqualTo(6);
         try (LockClient other = connect(LEASE)) {
+            // the key moved to its own lease with its value: the holder is still named, and etcd's TTL is that lease's
+            LockState state = other.lock(name).inspect();
+            assertThat(state.holder().map(Holder::thread)).hasValue(Thread.currentThread().getName());
+            assertThat(state.token()).hasValue(kept.getCreateRevision());
+            assertThat(state.expiresIn()).hasValueSatisfying(left -> assertThat(left).isPositive()
+                    .isLessThanOrEqualTo(Duration.ofSeconds(6)));
             Optional<Lease> early = other.lock(name).tryLock(Duration.ZERO);
             assertThat(early).as("the lock right after the holder's client closed").isEmpty();
             Optional<Lease> later = other.lock(name).tryLock(atLeast.plus(Duration.ofSeconds(3)));

@@ -8,14 +8,18 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
+import io.latchkey.DistributedLock;
+import io.latchkey.Holder;
 import io.latchkey.Lease;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockClient;
 import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
+import io.latchkey.LockState;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.etcd.EtcdServer;
+import io.latchkey.testkit.fault.TcpProxy;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -160,6 +164,59 @@ class EtcdLockTest {
                         .containsExactlyInAnyOrder(read.fencingToken(), again.fencingToken());
             }
             assertThat(keys("/etcd-test/%rw/")).as("keys of read-write locks once every grant closed").isEmpty();
+        }
+    }
+
+    @Test
+    void theHoldersKeyCarriesItsIdentityAndInspectReadsItBackWithoutWritingAnything() throws Exception {
+        LockOptions owned = options().toBuilder().owner("etcd-holder").build();
+        try (LockClient holder = LockClient.connect(URI.create(server.uri(server.endpoints())), owned);
+                LockClient waiter = connect(); LockClient observer = connect()) {
+            DistributedLock inspected = observer.lock("inspected");
+            assertThat(inspected.inspect()).isEqualTo(LockState.free("inspected"));
+            assertThat(keys("/etcd-test/inspected/")).as("keys after inspecting a lock nobody holds").isEmpty();
+            try (Lease lease = holder.lock("inspected").tryLock(Duration.ZERO).orElseThrow()) {
+                String value = keys("/etcd-test/inspected/").get(0).getValue().toString(StandardCharsets.UTF_8);
+                Holder written = Holder.parse(value).orElseThrow(() -> new AssertionError("no holder text: " + value));
+                assertThat(written.owner()).isEqualTo("etcd-holder");
+                assertThat(written.thread()).isEqualTo(Thread.currentThread().getName());
+                // a waiter queued behind the holder is not taken for it
+                CompletableFuture<Optional<Lease>> waiting = waiter.lock("inspected").tryLockAsync(LEASE.multipliedBy(5));
+                await().atMost(TIMEOUT.multipliedBy(2)).until(() -> keys("/etcd-test/inspected/").size() == 2);
+                LockState state = inspected.inspect();
+                assertThat(state.holder()).hasValue(written);
+                assertThat(state.token()).hasValue(lease.fencingToken());
+                assertThat(state.expiresIn()).hasValueSatisfying(left -> assertThat(left).isPositive()
+                        .isLessThanOrEqualTo(LEASE));
+                lease.close();
+                try (Lease next = waiting.get(LEASE.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS).orElseThrow()) {
+                    assertThat(inspected.inspect().token()).as("the token once the waiter holds")
+                            .hasValue(next.fencingToken());
+                }
+            }
+            assertThat(inspected.inspect().isHeld()).as("held after every release").isFalse();
+            try (Lease write = holder.readWriteLock("inspected").writeLock().tryLock(Duration.ZERO).orElseThrow()) {
+                assertThat(Holder.parse(keys("/etcd-test/%rw/inspected/w/").get(0).getValue()
+                        .toString(StandardCharsets.UTF_8)).map(Holder::owner)).as("a writer's key").hasValue("etcd-holder");
+            }
+        }
+    }
+
+    @Test
+    void inspectingThroughACutNetworkIsAnExceptionWithinTheTimeout() throws Exception {
+        try (TcpProxy proxy = TcpProxy.start(server.endpoints().get(0));
+                LockClient client = LockClient.connect(URI.create(server.uri(List.of(proxy.endpoint()))), options())) {
+            DistributedLock lock = client.lock("inspected cut");
+            assertThat(lock.inspect().isHeld()).isFalse();
+            proxy.cut();
+            try {
+                long start = System.nanoTime();
+                assertThatThrownBy(lock::inspect).isInstanceOf(LockBackendUnavailableException.class)
+                        .hasMessageContaining("inspected cut").hasMessageContaining("did not answer within");
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(TIMEOUT.multipliedBy(2));
+            } finally {
+                proxy.restore();
+            }
         }
     }
 
