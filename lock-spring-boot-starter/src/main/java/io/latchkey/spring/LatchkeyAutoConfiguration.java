@@ -92,6 +92,9 @@ public class LatchkeyAutoConfiguration {
         if (p.getNamespace() != null && !p.getNamespace().isEmpty()) {
             b.namespace(p.getNamespace());
         }
+        if (p.getOwner() != null && !p.getOwner().isEmpty()) {
+            b.owner(p.getOwner());
+        }
         return b.build();
     }
 

@@ -16,11 +16,13 @@ import org.springframework.boot.health.contributor.Health;
  * be reached within the client's timeout. A free lock is released at once.
  *
  * <p>When {@link LeaderOnly} beans campaign, the detail {@code elections} shows, per election name,
- * whether this instance leads ({@code leader}) and, if it does, its term number ({@code term}). A
- * standby is as healthy as a leader: the elections never change the status.
+ * whether this instance leads ({@code leader}) and, if it does, its term number ({@code term}); if it
+ * stands by, the owner id of the instance that leads ({@code ledBy}), if any. A standby is as healthy as
+ * a leader: the elections never change the status.
  *
- * <p>Thread-safe. Each check is one acquire (and release) on the backend; the elections' state is read
- * locally.
+ * <p>Thread-safe. Each check is one acquire (and release) on the backend, and one read of the leader
+ * ({@link io.latchkey.Election#leader()}) per election this instance stands by in; whether it leads is
+ * read locally.
  */
 public class LatchkeyHealthIndicator extends AbstractHealthIndicator {
 
@@ -44,18 +46,11 @@ public class LatchkeyHealthIndicator extends AbstractHealthIndicator {
     protected void doHealthCheck(Health.Builder builder) {
         builder.withDetail("backend", client.backendName()).withDetail("lock", lockName);
         Map<String, Optional<Leadership>> now = elections == null ? Map.of() : elections.leadership();
-        if (!now.isEmpty()) {
-            Map<String, Map<String, Object>> states = new LinkedHashMap<>();
-            now.forEach((election, leadership) -> {
-                Map<String, Object> state = new LinkedHashMap<>();
-                state.put("leader", leadership.isPresent());
-                leadership.ifPresent(term -> state.put("term", term.term()));
-                states.put(election, state);
-            });
-            builder.withDetail("elections", states);
-        }
         Optional<Lease> lease;
         try {
+            if (!now.isEmpty()) {
+                builder.withDetail("elections", elections(now));
+            }
             lease = client.lock(lockName).tryLock(Duration.ZERO);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -64,5 +59,21 @@ public class LatchkeyHealthIndicator extends AbstractHealthIndicator {
         }
         lease.ifPresent(Lease::close);
         builder.up().withDetail("acquired", lease.isPresent());
+    }
+
+    /** Per election: whether this instance leads, its term if so, else who leads, if anyone. */
+    private Map<String, Map<String, Object>> elections(Map<String, Optional<Leadership>> now) throws InterruptedException {
+        Map<String, Map<String, Object>> states = new LinkedHashMap<>();
+        for (Map.Entry<String, Optional<Leadership>> e : now.entrySet()) {
+            Map<String, Object> state = new LinkedHashMap<>();
+            state.put("leader", e.getValue().isPresent());
+            if (e.getValue().isPresent()) {
+                state.put("term", e.getValue().get().term());
+            } else {
+                client.election(e.getKey()).leader().ifPresent(holder -> state.put("ledBy", holder.owner()));
+            }
+            states.put(e.getKey(), state);
+        }
+        return states;
     }
 }

@@ -39,6 +39,12 @@ public class LatchkeyProperties {
     /** The prefix that keeps this application's locks apart from others on the same backend. */
     private String namespace;
 
+    /**
+     * The id written with every grant, which inspection and an election's leader show, for example
+     * {@code ${spring.application.name}-${HOSTNAME}}. Default {@code <hostname>:<pid>}.
+     */
+    private String owner;
+
     private final Health health = new Health();
 
     public String getUri() {
@@ -79,6 +85,14 @@ public class LatchkeyProperties {
 
     public void setNamespace(String namespace) {
         this.namespace = namespace;
+    }
+
+    public String getOwner() {
+        return owner;
+    }
+
+    public void setOwner(String owner) {
+        this.owner = owner;
     }
 
     public Health getHealth() {
