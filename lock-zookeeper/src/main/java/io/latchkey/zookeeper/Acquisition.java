@@ -29,6 +29,11 @@ import org.slf4j.LoggerFactory;
  * {@code InterProcessMutex}, so plain Curator mutexes on the same path exclude Latchkey's and the other
  * way round. Uncontended, a lock and unlock is three requests: create, getChildren, delete.
  *
+ * <p><b>The holder.</b> The node's data is the {@link io.latchkey.Holder} text of the acquiring
+ * thread ({@link io.latchkey.spi.HolderStamp}), written by the create itself, so it costs no request;
+ * {@link LockInspection} reads it back. The recipe itself never uses a lock node's data (a waiter's
+ * getData on its predecessor is for the watch only). A read-write lock's nodes carry it too.
+ *
  * <p><b>Evidence for rule 7 without a {@code sync}.</b> The create is a write: the leader checks the
  * session when it orders the create, and the answer carries the node's {@link Stat}. So a create
  * answered with a node owned by this client's current session proves that the session was alive at
@@ -108,7 +113,8 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
         this.mode = mode;
         this.lockPath = mode == Mode.LOCK ? backend.lockPath(lockName) : backend.readWritePath(lockName);
         this.evidence = evidence;
-        this.data = lockName.getBytes(StandardCharsets.UTF_8);
+        // made here, on the thread that acquires, and sent with the create: the identity costs no request
+        this.data = backend.stamp.forCurrentThread().getBytes(StandardCharsets.UTF_8);
         String where = mode == Mode.LOCK ? backend.describe(lockName) : backend.describeReadWrite(lockName);
         String subject = mode.noun + " '" + lockName + "'";
         this.requests = new ZnodeRequests(backend, log, lockName, new ZnodeRequests.Words(subject,

@@ -47,6 +47,8 @@ final class ZnodeRequests implements ZooKeeperBackend.Waiter {
     private final Deadline limit;
     private final Pauses pauses;
     private final Runnable checkOpen;
+    /** What bounds each answer, for messages: "the wait plus the timeout option", or for a read "the timeout option". */
+    private final String bound;
     private final Watcher predecessorWatch = event -> wake();
     final ChildrenWatch childrenWatch = new ChildrenWatch();
     private boolean woken; // guarded by this
@@ -95,7 +97,22 @@ final class ZnodeRequests implements ZooKeeperBackend.Waiter {
      */
     ZnodeRequests(ZooKeeperBackend backend, Logger log, String name, Words words, Deadline deadline,
             Runnable checkOpen) {
+        this(backend, log, name, words, deadline, checkOpen, "the wait plus the timeout option");
+    }
+
+    /**
+     * The plumbing of reads that wait for nothing ({@link LockInspection}): each answer is awaited at
+     * most the {@code timeout} option from now; {@link #run} is not for them.
+     */
+    static ZnodeRequests forReads(ZooKeeperBackend backend, Logger log, String name, Words words, Runnable checkOpen) {
+        return new ZnodeRequests(backend, log, name, words, Deadline.after(Duration.ZERO), checkOpen,
+                "the timeout option");
+    }
+
+    private ZnodeRequests(ZooKeeperBackend backend, Logger log, String name, Words words, Deadline deadline,
+            Runnable checkOpen, String bound) {
         this.backend = backend;
+        this.bound = bound;
         this.deadline = deadline;
         this.limit = deadline.callBound(backend.timeout);
         this.pauses = Pauses.until(limit);
@@ -179,7 +196,8 @@ final class ZnodeRequests implements ZooKeeperBackend.Waiter {
         return true;
     }
 
-    private RuntimeException failure(KeeperException e) {
+    /** A request's failure as the caller gets it: see {@link ZooKeeperBackend#failure}, told as a pause if there was one. */
+    RuntimeException failure(KeeperException e) {
         RuntimeException failure = backend.failure(name, words.subject(), words.where(), words.acquiring(), e);
         if (failure instanceof LockBackendUnavailableException u) {
             return unavailable(u);
@@ -346,8 +364,8 @@ final class ZnodeRequests implements ZooKeeperBackend.Waiter {
         while (true) {
             long nap = Math.min(TICK_NANOS, limit.remainingNanos());
             if (nap <= 0) {
-                throw unavailable(new LockBackendUnavailableException(name, "zookeeper did not answer within"
-                        + " the wait plus the timeout option (" + Durations.format(backend.timeout) + ") while trying to "
+                throw unavailable(new LockBackendUnavailableException(name, "zookeeper did not answer within "
+                        + bound + " (" + Durations.format(backend.timeout) + ") while trying to "
                         + doing + " " + words.subject() + " (" + words.where() + "); check that the ensemble is up and"
                         + " reachable", null));
             }

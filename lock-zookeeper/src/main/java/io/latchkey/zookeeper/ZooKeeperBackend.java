@@ -2,9 +2,12 @@ package io.latchkey.zookeeper;
 
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
+import io.latchkey.LockOptions;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.DaemonThreads;
 import io.latchkey.spi.Deadline;
+import io.latchkey.spi.GrantRecord;
+import io.latchkey.spi.HolderStamp;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.PermitLease;
@@ -12,6 +15,7 @@ import io.latchkey.spi.ReadWriteBackend;
 import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
@@ -48,6 +52,8 @@ final class ZooKeeperBackend implements SemaphoreBackend, ReadWriteBackend {
     final String basePath;
     final List<ACL> acl;
     final Duration timeout;
+    /** The holder text each lock node carries as its data: see {@link Acquisition}. */
+    final HolderStamp stamp;
     final ScheduledExecutorService renewer;
     private final boolean ownsClient;
     private final Set<ZooKeeperLease> leases = ConcurrentHashMap.newKeySet();
@@ -70,12 +76,13 @@ final class ZooKeeperBackend implements SemaphoreBackend, ReadWriteBackend {
     /** How often an acquisition of this backend read the lock's children: once per wake-up; for the herd test. */
     final LongAdder childrenReads = new LongAdder();
 
-    ZooKeeperBackend(CuratorFramework client, boolean ownsClient, String basePath, List<ACL> acl, Duration timeout) {
+    ZooKeeperBackend(CuratorFramework client, boolean ownsClient, String basePath, List<ACL> acl, LockOptions options) {
         this.client = client;
         this.ownsClient = ownsClient;
         this.basePath = basePath;
         this.acl = List.copyOf(acl);
-        this.timeout = timeout;
+        this.timeout = options.timeout();
+        this.stamp = new HolderStamp(options);
         int id = BACKENDS.incrementAndGet();
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1,
                 DaemonThreads.factory("latchkey-zookeeper-" + id + "-renewal"));
@@ -160,6 +167,12 @@ final class ZooKeeperBackend implements SemaphoreBackend, ReadWriteBackend {
     public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         checkOpen(lockName);
         return new Acquisition(this, lockName, Acquisition.Mode.LOCK, deadline, evidence).run();
+    }
+
+    /** Reads the lowest lock node of {@code lockName}, without creating anything: see {@link LockInspection}. */
+    @Override
+    public Optional<GrantRecord> inspect(String lockName) throws InterruptedException {
+        return new LockInspection(this, lockName).run();
     }
 
     void checkOpen(String lockName) {

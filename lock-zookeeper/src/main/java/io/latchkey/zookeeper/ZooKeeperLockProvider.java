@@ -288,7 +288,7 @@ public final class ZooKeeperLockProvider implements LockProviderFactory {
             } catch (ExecutionException e) {
                 throw e.getCause() instanceof Exception ? (Exception) e.getCause() : e;
             }
-            return new ZooKeeperBackend(curator, owned, base, acl, options.timeout());
+            return new ZooKeeperBackend(curator, owned, base, acl, options);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             closeIfOwned(curator, owned);

@@ -43,6 +43,23 @@
  * session and queues again, within its wait; only when the wait is over is it told that this process
  * was paused, or that its session ended.
  *
+ * <p><b>Who holds a lock</b> ({@code LockInspection}). Every lock node's data is the
+ * {@link io.latchkey.Holder} text of the acquiring client and thread ({@code owner=... started=...
+ * thread=...}), written by the create that queues it, so it costs no request: the counts above stay.
+ * (It used to be the lock name, which nothing read.) Read-write lock nodes carry it too; a semaphore's
+ * nodes do not. {@code inspect} reads, and only reads: a {@code sync} and the lock path's children in
+ * one round trip (no lock path: free, and nothing is created), then {@code getData} of the lowest
+ * {@code lock-} node, the holder by the recipe's rule, even in the instant before its own acquire has
+ * seen so. A node released between the two reads is passed for the next listed one, which then is the
+ * lowest; every answer is awaited within {@code timeout} in all, and a silent ensemble is a
+ * {@link io.latchkey.LockBackendUnavailableException}. Data that is no holder text (a node of an older
+ * Latchkey, or of a plain Curator mutex, which writes the client's address) is a holder the grant does
+ * not name. The token is that node's {@code czxid}, the very token of its lease, and so an election's
+ * term. How long the grant outlives a silent holder is not reported: it is the holder's session timeout
+ * plus up to a tick, and ZooKeeper tells a client only its own session's timeout, never another's (the
+ * holder may use another {@code lease}, or be a plain Curator client); no bound this client could state
+ * would be the backend's record, so {@code expiresIn} is empty.
+ *
  * <p>Scheduled jobs: the {@code atLeast} bound of a request is kept by the holder's client, which keeps
  * its lock node (and session) until the bound passes: ZooKeeper has no expiry of its own for one node
  * (the session's timeout is shared by every lock of the client). If the holder's process exits earlier,

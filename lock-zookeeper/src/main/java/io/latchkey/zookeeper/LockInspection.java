@@ -1,0 +1,130 @@
+package io.latchkey.zookeeper;
+
+import io.latchkey.Holder;
+import io.latchkey.LockException;
+import io.latchkey.spi.GrantRecord;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.KeeperException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One read of who holds a lock, for {@link ZooKeeperBackend#inspect}, run on the caller's thread:
+ * reads only, so it creates nothing (no parent of a name nobody holds) and leaves no watch. Not
+ * thread-safe (one caller).
+ *
+ * <p>A {@code sync} and the lock path's children in one round trip (ZooKeeper answers a session's
+ * requests in order), so that a follower behind the leader does not show a holder that released before
+ * the read began; no lock path is a free lock. The holder is the lowest {@code lock-} node, by
+ * {@link Acquisition}'s rule; then a {@code getData} of it reads its data, the {@link Holder} text its
+ * acquisition wrote, and its {@code czxid}, the fencing token that grant's lease has.
+ *
+ * <p>A node released between the two reads is gone for good (sequence names are never used again),
+ * and a node created since has a higher sequence than every node listed: so the first listed node that
+ * still exists, read in order, is the lowest at the moment of its read, and holds the lock. Only when
+ * every listed node is gone are the children read again, {@value #PASSES} times at most.
+ */
+final class LockInspection {
+
+    private static final Logger log = LoggerFactory.getLogger(LockInspection.class);
+    /** How often the children are read when every node listed left before its data was read. */
+    static final int PASSES = 3;
+
+    private final ZooKeeperBackend backend;
+    private final String lockName;
+    private final String lockPath;
+    private final ZnodeRequests requests;
+
+    LockInspection(ZooKeeperBackend backend, String lockName) {
+        this.backend = backend;
+        this.lockName = lockName;
+        this.lockPath = backend.lockPath(lockName);
+        String where = backend.describe(lockName);
+        String subject = "lock '" + lockName + "'";
+        this.requests = ZnodeRequests.forReads(backend, log, lockName, new ZnodeRequests.Words(subject, where, "node",
+                "inspect", subject + " (" + where + ") was not inspected: ", "reading the lock's holder"),
+                this::checkOpen);
+    }
+
+    private void checkOpen() {
+        if (backend.isClosed()) {
+            throw new IllegalStateException("zookeeper lock backend is closed; lock '" + lockName + "' was not inspected");
+        }
+    }
+
+    /** The current grant, or empty if no lock node is there. */
+    Optional<GrantRecord> run() throws InterruptedException {
+        checkOpen();
+        try {
+            for (int pass = 1; ; pass++) {
+                List<String> nodes = lockNodes();
+                if (nodes.isEmpty()) {
+                    return Optional.empty();
+                }
+                for (String node : nodes) {
+                    CuratorEvent read = requests.await(ZnodeRequests.send(cb -> backend.client.getData().inBackground(cb)
+                            .forPath(ZKPaths.makePath(lockPath, node))), "read the holder of");
+                    if (ZnodeRequests.code(read) == KeeperException.Code.NONODE) {
+                        continue; // released since the children were read: the next one may hold now
+                    }
+                    ZnodeRequests.check(read);
+                    return Optional.of(new GrantRecord(holder(read.getData()), read.getStat().getCzxid(), null));
+                }
+                if (pass == PASSES) {
+                    throw new LockException(lockName, "could not inspect lock '" + lockName + "' ("
+                            + backend.describe(lockName) + "): in " + PASSES + " reads of its queue in a row, every node"
+                            + " listed was released before its data could be read; the lock changes hands faster than a"
+                            + " round trip: inspect again");
+                }
+                log.debug("lock '{}': every node of the queue read was released before its data was read; reading again",
+                        lockName);
+            }
+        } catch (KeeperException e) {
+            throw requests.failure(e);
+        }
+    }
+
+    /** The lock nodes under the lock path, lowest sequence first; none if the path does not exist. */
+    private List<String> lockNodes() throws KeeperException, InterruptedException {
+        CompletableFuture<CuratorEvent> synced = ZnodeRequests.send(cb -> backend.client.sync().inBackground(cb)
+                .forPath(lockPath));
+        CompletableFuture<CuratorEvent> children = ZnodeRequests.send(cb -> backend.client.getChildren().inBackground(cb)
+                .forPath(lockPath));
+        CuratorEvent s = requests.await(synced, "read the queue of");
+        if (!ZnodeRequests.ok(s) && ZnodeRequests.code(s) != KeeperException.Code.NONODE) {
+            throw KeeperException.create(ZnodeRequests.code(s), lockPath);
+        }
+        CuratorEvent read = requests.await(children, "read the queue of");
+        if (ZnodeRequests.code(read) == KeeperException.Code.NONODE) {
+            return List.of();
+        }
+        ZnodeRequests.check(read);
+        List<String> nodes = new ArrayList<>();
+        for (String child : read.getChildren()) {
+            if (Acquisition.sequence(child) != null) {
+                nodes.add(child);
+            }
+        }
+        nodes.sort(Comparator.comparing(Acquisition::sequence));
+        return nodes;
+    }
+
+    /**
+     * The node's data as holder text, or {@code null} if it is none: a node of an older Latchkey (its
+     * data was the lock name) or of a plain Curator mutex (the client's address).
+     */
+    static String holder(byte[] data) {
+        if (data == null) {
+            return null;
+        }
+        String text = new String(data, StandardCharsets.UTF_8);
+        return Holder.parse(text).isPresent() ? text : null;
+    }
+}
