@@ -251,6 +251,9 @@ final class GrantWait {
         if (e instanceof ClosedWhileAcquiring closed) {
             return closed;
         }
+        if (e instanceof LockException worded) {
+            return worded; // the grant marker's failure, worded where it was written
+        }
         if (e instanceof InvalidSessionTimeoutException) {
             return new LockException(lockName, "the broker refused lease " + Durations.format(backend.options().lease())
                     + " as the session timeout of consumer group '" + group + "' (" + what + "): " + e.getMessage()

@@ -10,13 +10,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.RebalanceInProgressException;
-import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,6 +56,7 @@ final class GroupMember implements PermitLease {
     private final GrantWait grant;
     private final LeaveConfirmation leave;
     private final HolderSlots slots;
+    private final GrantConfirmation confirmation; // poll thread only
     private final Map<String, Object> config;
     private final long timeoutNanos;
     private final Thread thread;
@@ -112,7 +109,8 @@ final class GroupMember implements PermitLease {
         this.clientId = "latchkey-" + group + "-" + clientIdSuffix;
         this.evidence = evidence;
         this.config = backend.consumerConfig(group, clientId, permits, slot);
-        long session = TimeUnit.MILLISECONDS.toNanos(((Number) config.get("session.timeout.ms")).longValue());
+        long sessionMs = ((Number) config.get("session.timeout.ms")).longValue();
+        long session = TimeUnit.MILLISECONDS.toNanos(sessionMs);
         long maxPoll = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(String.valueOf(config.get("max.poll.interval.ms"))));
         // A member that misses a rebalance is expelled after the rebalance timeout (max.poll.interval.ms),
         // which may be shorter than the session.
@@ -122,6 +120,9 @@ final class GroupMember implements PermitLease {
         this.grant = new GrantWait(backend, lockName, topic, group, what, clientId, () -> memberId);
         this.leave = new LeaveConfirmation(backend, lockName, group, what, clientId, heartbeats, heartbeatNanos);
         this.slots = new HolderSlots(backend, lockName, topic, what, clientId, () -> holding, heartbeats);
+        // the acquiring thread builds the member: the holder text names it
+        this.confirmation = new GrantConfirmation(backend, lockName, what, clientId, partition,
+                backend.holderStamp().forCurrentThread(), sessionMs, permits == 0);
         this.thread = new Thread(this::run, "latchkey-kafka-" + group + "-" + n);
         this.thread.setDaemon(true);
     }
@@ -147,6 +148,11 @@ final class GroupMember implements PermitLease {
 
     void setToken(long token) {
         this.token = token;
+    }
+
+    /** Whether the member wrote its grant marker before the commit that confirmed the grant: a lock's does. */
+    boolean markedAtGrant() {
+        return permits == 0;
     }
 
     /** The group generation this member last saw; for tests. */
@@ -277,42 +283,38 @@ final class GroupMember implements PermitLease {
 
     /**
      * Reports the grant of the partition assigned to this member once the coordinator has renewed the
-     * member's session after the assignment, and dates the holder's first evidence from that renewal.
-     *
-     * <p>The assignment itself is no such evidence. The coordinator starts every member's session when
-     * the join phase ends, and renews it at a SyncGroup only if that request came before the leader's;
-     * a follower's SyncGroup that finds the group stable already is answered at once, its session still
-     * counted from the end of the join phase. That end cannot be dated here: the JoinGroup's answer may
-     * have been held up in a network cut for most of a session, and a JoinGroup may also wait in the
-     * coordinator for seconds before the phase ends (a waiter parked until the holder leaves), so neither
-     * the JoinGroup's sending nor its answer bounds it. A member granted on the SyncGroup's answer could
-     * then be expelled, and its partition given to the next member, well before the deadline it claimed.
-     *
-     * <p>An offset commit of the member's generation renews its session whenever the group is stable or
-     * preparing a rebalance, and fails otherwise (another generation, an unknown member); so a commit
-     * that succeeds proves the member kept until at least a session after it was sent. The commit names
-     * the holder's client id in its metadata and offset 0 (the partition's records are never read by
-     * the group). It costs one round trip per grant. If it fails, the member does not hold yet: the
-     * polling thread tries again after each poll while the partition stays assigned, and a rebalance
-     * that takes the partition away ends the attempt.
+     * member's session after the assignment, and dates the holder's first evidence from that renewal: an
+     * offset commit of the member's generation, after a lock's grant marker; see {@link GrantConfirmation}.
+     * If either fails the member does not hold yet. A failed commit is tried again after each poll while
+     * the partition stays assigned (a rebalance that takes it away ends the attempt); a failed marker
+     * fails the acquire, which releases the member.
      */
     private void confirmGrant(KafkaConsumer<byte[], byte[]> c) {
-        long sentAt = System.nanoTime();
+        if (confirmation.needsMarker()) {
+            if (stopping) {
+                return;
+            }
+            try {
+                token = confirmation.mark();
+            } catch (RuntimeException e) {
+                unconfirmed = false;
+                grant.onFailure(e);
+                return;
+            }
+        }
         try {
-            c.commitSync(Map.of(partition, new OffsetAndMetadata(0L, clientId)), Duration.ofNanos(timeoutNanos / 2));
+            if (!confirmation.commit(c, c.groupMetadata().memberId())) {
+                return;
+            }
         } catch (WakeupException e) {
             if (stopping) {
                 return;
             }
             throw e;
-        } catch (CommitFailedException | RebalanceInProgressException | RetriableException e) {
-            log.debug("{}: member {} was assigned partition {}, but its commit failed; not holding yet", what, clientId,
-                    partition, e);
-            return;
         }
         unconfirmed = false;
         holding = true;
-        heartbeats.confirm(sentAt);
+        heartbeats.confirm(confirmation.sentAt());
         log.debug("{}: member {} holds partition {} from a commit of generation {}", what, clientId, partition, generation);
         grant.onGranted();
     }
@@ -428,6 +430,7 @@ final class GroupMember implements PermitLease {
                 consumer.pause(List.of(partition)); // its records (markers, slot records) are never read here
                 log.debug("{}: member {} was assigned partition {}", what, clientId, partition);
                 unconfirmed = true;
+                confirmation.assigned();
                 confirmGrant(consumer);
             } else if (!holding && !unconfirmed) {
                 notGranted = true;

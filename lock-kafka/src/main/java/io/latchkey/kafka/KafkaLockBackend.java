@@ -6,6 +6,7 @@ import io.latchkey.LockOptions;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
+import io.latchkey.spi.HolderStamp;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.PermitLease;
 import io.latchkey.spi.SemaphoreBackend;
@@ -66,6 +67,8 @@ final class KafkaLockBackend implements SemaphoreBackend {
     private final KafkaErrors errors;
     private final KafkaTopics topics;
     private final KafkaRecords records;
+    /** The holder text of this client's grants. */
+    private final HolderStamp holderStamp;
     private final Set<GroupMember> members = ConcurrentHashMap.newKeySet();
     /** Whether waiters park in a pending rejoin ({@code handover=rejoin}); see {@code GroupMember}. */
     private final boolean parkWaiters;
@@ -100,6 +103,7 @@ final class KafkaLockBackend implements SemaphoreBackend {
         this.producer = clients.producer();
         this.topics = new KafkaTopics(admin, options, prefix, bootstrap, replicationFactor, topicCacheSize, errors);
         this.records = new KafkaRecords(this.clientConfig, options, producer, topics, errors);
+        this.holderStamp = new HolderStamp(options);
         AtomicInteger waitThreads = new AtomicInteger();
         this.permitWaits = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "latchkey-kafka-permit-wait-" + waitThreads.incrementAndGet());
@@ -239,11 +243,17 @@ final class KafkaLockBackend implements SemaphoreBackend {
         }
     }
 
-    /** Appends the grant's fencing marker and hands the member out as the lease; releases it if that fails. */
+    /**
+     * Hands the member out as the lease: a lock's member wrote its grant marker before its confirming
+     * commit; a semaphore's appends it now, once chosen, and is released if that fails.
+     */
     private GroupMember handOut(GroupMember member) throws InterruptedException {
+        if (member.markedAtGrant()) {
+            return member;
+        }
         boolean handedOut = false;
         try {
-            member.setToken(records.produceMarker(member.lockName(), topics.tokenTopic(), member.clientId()));
+            member.setToken(grantMarker(member.lockName(), member.clientId()));
             handedOut = true;
             return member;
         } finally {
@@ -251,6 +261,14 @@ final class KafkaLockBackend implements SemaphoreBackend {
                 member.release();
             }
         }
+    }
+
+    /**
+     * Appends a grant marker for {@code lockName} to the token topic; its offset is the grant's fencing
+     * token. Its value names the grantee (a member's client id, and the holder text of a lock's).
+     */
+    long grantMarker(String lockName, String grantee) throws InterruptedException {
+        return records.produceMarker(lockName, topics.tokenTopic(), grantee);
     }
 
     /**
@@ -364,6 +382,10 @@ final class KafkaLockBackend implements SemaphoreBackend {
 
     KafkaRecords records() {
         return records;
+    }
+
+    HolderStamp holderStamp() {
+        return holderStamp;
     }
 
     LockOptions options() {

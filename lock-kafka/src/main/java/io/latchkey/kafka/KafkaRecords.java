@@ -71,11 +71,14 @@ final class KafkaRecords {
      * growing per lock too, and keeps the producer's per-topic state at one topic however many lock
      * names are used. On a lock's own topic it anchors that holder's slot records (see
      * {@link SlotRecords}).
+     *
+     * @param grantee whom the marker's value names, for a reader of the topic: the member's client id, and
+     *     for a lock's grant the holder text
      */
-    long produceMarker(String lockName, String topic, String holder) throws InterruptedException {
+    long produceMarker(String lockName, String topic, String grantee) throws InterruptedException {
         try {
             ProducerRecord<byte[], byte[]> marker = new ProducerRecord<>(topic, 0, lockName.getBytes(StandardCharsets.UTF_8),
-                    ("granted to " + holder).getBytes(StandardCharsets.UTF_8));
+                    ("granted to " + grantee).getBytes(StandardCharsets.UTF_8));
             marker.headers().add(KIND, GRANT);
             return producer.send(marker)
                     .get(2 * options.timeout().toNanos(), TimeUnit.NANOSECONDS).offset();
