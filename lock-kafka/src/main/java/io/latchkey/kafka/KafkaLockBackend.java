@@ -6,6 +6,7 @@ import io.latchkey.LockOptions;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
+import io.latchkey.spi.GrantRecord;
 import io.latchkey.spi.HolderStamp;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.PermitLease;
@@ -14,6 +15,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -67,6 +69,7 @@ final class KafkaLockBackend implements SemaphoreBackend {
     private final KafkaErrors errors;
     private final KafkaTopics topics;
     private final KafkaRecords records;
+    private final KafkaInspection inspection;
     /** The holder text of this client's grants. */
     private final HolderStamp holderStamp;
     private final Set<GroupMember> members = ConcurrentHashMap.newKeySet();
@@ -103,6 +106,7 @@ final class KafkaLockBackend implements SemaphoreBackend {
         this.producer = clients.producer();
         this.topics = new KafkaTopics(admin, options, prefix, bootstrap, replicationFactor, topicCacheSize, errors);
         this.records = new KafkaRecords(this.clientConfig, options, producer, topics, errors);
+        this.inspection = new KafkaInspection(admin, options, bootstrap, errors);
         this.holderStamp = new HolderStamp(options);
         AtomicInteger waitThreads = new AtomicInteger();
         this.permitWaits = Executors.newCachedThreadPool(r -> {
@@ -269,6 +273,16 @@ final class KafkaLockBackend implements SemaphoreBackend {
      */
     long grantMarker(String lockName, String grantee) throws InterruptedException {
         return records.produceMarker(lockName, topics.tokenTopic(), grantee);
+    }
+
+    /**
+     * Who holds lock {@code lockName} now, by the group's coordinator: the member assigned the lock's
+     * partition whose commit confirmed it, with what that commit recorded; see {@link KafkaInspection}.
+     * Creates nothing: a name never used has no group, and reads as free.
+     */
+    @Override
+    public Optional<GrantRecord> inspect(String lockName) throws InterruptedException {
+        return inspection.inspect(lockName, topic(lockName));
     }
 
     /**

@@ -1,0 +1,139 @@
+package io.latchkey.kafka;
+
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockException;
+import io.latchkey.LockOptions;
+import io.latchkey.spi.Deadline;
+import io.latchkey.spi.Durations;
+import io.latchkey.spi.GrantRecord;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.DescribeConsumerGroupsOptions;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.MemberDescription;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
+
+/**
+ * Who holds a lock now, as its group's coordinator records it ({@code LockBackend.inspect}): two admin
+ * requests sent at once, a DESCRIBE of the lock's group and a fetch of its committed offset, both bounded by
+ * the timeout. Both only read; neither creates a topic or a group.
+ *
+ * <p>The holder is the member assigned the lock's partition whose commit confirmed the grant: the committed
+ * metadata ({@link GrantMetadata}) names that member's id. A member assigned the partition whose commit has
+ * not succeeded yet does not hold (its own acquire has not returned), so the lock then reads as free,
+ * though the next moment it may be held. While the group rebalances the coordinator reports its members
+ * without their assignments; the committing member then still holds if it is still a member, as the
+ * cooperative protocol never takes the partition from a member that stays. (A member that lost its
+ * partition while keeping its member id, after a JoinGroup answer lost in the network, reads as holding
+ * until the rebalance ends; its own lease has told it of the loss.) The last holder's commit outlives it
+ * in the group until the broker expires the offsets; a member id no longer in the group holds nothing.
+ *
+ * <p>Thread-safe: the admin client is.
+ */
+final class KafkaInspection {
+
+    private final Admin admin;
+    private final LockOptions options;
+    private final String bootstrap;
+    private final KafkaErrors errors;
+
+    KafkaInspection(Admin admin, LockOptions options, String bootstrap, KafkaErrors errors) {
+        this.admin = admin;
+        this.options = options;
+        this.bootstrap = bootstrap;
+        this.errors = errors;
+    }
+
+    /**
+     * What the coordinator of {@code group}, lock {@code lockName}'s, records of its grant; empty if
+     * nobody holds it.
+     *
+     * @throws LockBackendUnavailableException if the coordinator did not answer within the timeout
+     * @throws LockException if the client may not describe the group or read its offsets
+     */
+    Optional<GrantRecord> inspect(String lockName, String group) throws InterruptedException {
+        Deadline start = Deadline.after(Duration.ZERO);
+        Deadline by = Deadline.after(options.timeout());
+        int timeoutMs = KafkaLockBackend.millis(options.timeout());
+        TopicPartition partition = new TopicPartition(group, 0);
+        KafkaFuture<ConsumerGroupDescription> described = admin.describeConsumerGroups(List.of(group),
+                new DescribeConsumerGroupsOptions().timeoutMs(timeoutMs)).describedGroups().get(group);
+        KafkaFuture<Map<TopicPartition, OffsetAndMetadata>> committed = admin.listConsumerGroupOffsets(
+                Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(partition))),
+                new ListConsumerGroupOffsetsOptions().timeoutMs(timeoutMs)).partitionsToOffsetAndMetadata(group);
+        ConsumerGroupDescription description;
+        OffsetAndMetadata commit;
+        try {
+            try {
+                description = described.get(by.remainingNanos(), TimeUnit.NANOSECONDS);
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof GroupIdNotFoundException) {
+                    return Optional.empty(); // nobody ever joined, or the broker deleted the emptied group
+                }
+                throw e;
+            }
+            if (description.members().isEmpty()) {
+                return Optional.empty();
+            }
+            commit = committed.get(by.remainingNanos(), TimeUnit.NANOSECONDS).get(partition);
+        } catch (ExecutionException | TimeoutException e) {
+            throw failure(lockName, group, start, KafkaErrors.cause(e));
+        }
+        String metadata = commit == null ? null : commit.metadata();
+        Optional<GrantMetadata> grant = GrantMetadata.parse(metadata);
+        if (grant.isPresent()) {
+            GrantMetadata g = grant.get();
+            return holds(description, partition, m -> m.consumerId().equals(g.memberId()))
+                    ? Optional.of(new GrantRecord(g.holder(), g.token(), g.sessionMs() >= 0 ? Duration.ofMillis(g.sessionMs()) : null))
+                    : Optional.empty();
+        }
+        // a Latchkey before this one committed its member's client id alone: a holder of unknown identity and token
+        return metadata != null && !metadata.isEmpty() && holds(description, partition, m -> m.clientId().equals(metadata))
+                ? Optional.of(GrantRecord.of(null, -1)) : Optional.empty();
+    }
+
+    /**
+     * Whether the member that committed, as {@code committer} picks it out, holds the partition: in a stable
+     * group, it is the member assigned the partition; in a rebalancing one, whose members come without their
+     * assignments, it is still a member.
+     */
+    private static boolean holds(ConsumerGroupDescription group, TopicPartition partition, Predicate<MemberDescription> committer) {
+        if (group.groupState() == GroupState.STABLE) {
+            return group.members().stream().filter(m -> m.assignment().topicPartitions().contains(partition))
+                    .anyMatch(committer);
+        }
+        return group.groupState() != GroupState.EMPTY && group.groupState() != GroupState.DEAD
+                && group.members().stream().anyMatch(committer);
+    }
+
+    private LockException failure(String lockName, String group, Deadline start, Throwable e) {
+        LockException refused = errors.authorizationFailure(lockName, "DESCRIBE group '" + group + "' and its offsets"
+                + " (inspect who holds the lock)", e);
+        if (refused != null) {
+            return refused;
+        }
+        LockException security = errors.securityFailure(lockName, "inspecting consumer group '" + group + "' of lock '"
+                + lockName + "'", e);
+        if (security != null) {
+            return security;
+        }
+        String paused = KafkaErrors.pausedFor(start, options.timeout());
+        return new LockBackendUnavailableException(lockName, "inspecting lock '" + lockName + "': kafka at " + bootstrap
+                + (paused != null ? " gave up: " + paused + "; " + e
+                        : " did not describe consumer group '" + group + "' within " + Durations.format(options.timeout())
+                                + " (" + e + "); check that the brokers run and are reachable"), e);
+    }
+}
