@@ -79,8 +79,8 @@
  *       created) with the admin client once; the client then keeps it known, the 1024 most recently
  *       used names (about 200 bytes each), so a name seen before needs no admin or metadata request of
  *       Latchkey's: the member's consumer joins the group (FindCoordinator, JoinGroup, SyncGroup,
- *       its own metadata for the subscription), commits once when it is granted the partition, and
- *       the shared producer appends one marker
+ *       its own metadata for the subscription), the shared producer appends one marker when it is
+ *       granted the partition, and the consumer commits once
  *       ({@code KafkaCostTest.knownNameCostsNoAdminRequest}). An acquire right after a broker restart
  *       therefore goes straight to the group, whose consumer waits for the coordinator, instead of
  *       failing first on a topic lookup. A name is forgotten when a wait ends without the lock and the
@@ -93,21 +93,51 @@
  *       {@code KafkaCostTest.releasedNamesLeaveNoStatePerName}). Scheduled jobs are the exception:
  *       their slot records go to the lock's own topic, so the producer and the slot reader keep
  *       per-topic state for each job name, which is a short and fixed list. On the broker, besides the
- *       lock's topic, the emptied group keeps the last holder's commit (offset 0, its client id) until
- *       the broker expires it ({@code offsets.retention.minutes}, 7 days by default).</li>
+ *       lock's topic, the emptied group keeps the last holder's commit (offset 0, its identity and
+ *       token) until the broker expires it ({@code offsets.retention.minutes}, 7 days by default).</li>
  *   <li><b>Release</b> closes the member's consumer, which sends LeaveGroup, within half the timeout;
  *       a close that ran into that bound, or a member that heard no heartbeat answer for a while, is
  *       confirmed with the coordinator in the other half, and a release it cannot confirm is a
  *       {@code LockBackendUnavailableException} (the lock then ends with the session).</li>
- *   <li><b>Fencing.</b> The token is the offset of a marker record the holder appends once granted
- *       to the only partition of the token topic {@code <prefix>_tokens}, shared by all locks under
- *       the prefix (no lock name maps to it: {@code _t} is no escape). Each holder is granted only
- *       after the previous one left or was expelled, so its marker follows the previous holder's in
- *       that partition and its token is larger. Offsets survive the deletion of a consumer group
+ *   <li><b>Fencing.</b> The token is the offset of a marker record the member appends once assigned
+ *       the partition to the only partition of the token topic {@code <prefix>_tokens}, shared by all
+ *       locks under the prefix (no lock name maps to it: {@code _t} is no escape). It appends it before
+ *       the commit that confirms the grant, so that the commit records the token
+ *       ({@code GrantConfirmation}); only a member the coordinator still keeps can confirm, and the next
+ *       holder is assigned the partition only after this one left or was expelled, so a holder's marker
+ *       precedes the next holder's in that partition and its token is smaller. A member whose commit
+ *       fails burns an offset; its next assignment appends another marker. Offsets survive the deletion of a consumer group
  *       (whose generation restarts) and the retention of old records, but not the deletion of the
  *       topic: never delete the token topic while a resource still checks tokens. One partition for
  *       all locks makes its leader a dependency of every grant; it is replicated like a lock
  *       topic.</li>
+ *   <li><b>Who holds a lock</b> ({@code inspect}, and {@code Election.leader()} on it). The holder's
+ *       identity (the {@code Holder} text: owner, client start, acquiring thread) is the metadata of the
+ *       offset commit that confirms every grant, with the member's id in the group, the token and the
+ *       session ({@code GrantMetadata}): no request of its own ({@code KafkaCostTest} keeps its numbers),
+ *       at most about 3.1 KB, under the broker's default {@code offset.metadata.max.bytes} of 4096 (a
+ *       broker with a lower limit gets the commit without the holder text, which then reads as
+ *       unknown). The grant marker's value names it too, for a reader of the token topic. The group's
+ *       own {@code client.id} and host were no place for it: the client id names the member (Latchkey
+ *       sets it), the host is an address, and neither says which member's grant was confirmed.
+ *       <p>Inspect sends a DESCRIBE of the lock's group and a fetch of its committed offset at once, with
+ *       the shared admin client, bounded by the timeout (a dead broker: a
+ *       {@code LockBackendUnavailableException} within it); a group that does not exist or is empty is
+ *       free, and neither request creates a topic or a group. The holder is the member assigned the
+ *       lock's partition whose member id the committed metadata names. A member assigned but not yet
+ *       confirmed by its commit holds nothing yet (its acquire has not returned): the lock reads as free
+ *       for those milliseconds. The last holder's commit, which outlives it in the emptied group, names a
+ *       member no longer there. While the group rebalances the coordinator reports no assignments; the
+ *       committing member then holds if it is still a member, as the cooperative protocol never takes
+ *       the partition from a member that stays (a member that lost the partition while keeping its
+ *       member id, its JoinGroup answer lost in the network, reads as holding until the rebalance ends;
+ *       its own lease has told it). <b>Token:</b> exact, from the commit. <b>Time left</b>
+ *       ({@code expiresIn}): the holder's session timeout, from its commit (the lease minus one
+ *       heartbeat interval of the holder's client). Kafka does not report how much of a member's
+ *       session is left; the coordinator keeps a silent member at most a session after its last
+ *       heartbeat, so this is an upper bound. A commit of a Latchkey before this one (the member's
+ *       client id alone) reads as held by an unknown holder without a token
+ *       ({@code KafkaInspectTest}).</li>
  * </ul>
  *
  * <p>Semaphores ({@link io.latchkey.spi.SemaphoreBackend}), the lock's machinery once per slot:
@@ -155,7 +185,10 @@
  *   <li><b>Fencing.</b> The token is a grant marker's offset in the token topic, as a lock's: a slot's
  *       next holder is assigned the partition only once the previous one left or was expelled (the
  *       cooperative protocol never gives a partition still claimed to another member), so its marker
- *       follows; tokens grow per slot, and per name too. {@code handover=rejoin} applies to locks
+ *       follows; tokens grow per slot, and per name too. Unlike a lock's member, a slot's appends its
+ *       marker after its confirming commit, once its acquire kept it: every slot's member of an acquire
+ *       may be granted at once, and a marker each would cost requests for nothing. A slot's commit
+ *       records the holder without a token; semaphores are not inspected. {@code handover=rejoin} applies to locks
  *       only.</li>
  * </ul>
  *
