@@ -123,7 +123,9 @@
  *       <p>Inspect sends a DESCRIBE of the lock's group and a fetch of its committed offset at once, with
  *       the shared admin client, bounded by the timeout (a dead broker: a
  *       {@code LockBackendUnavailableException} within it); a group that does not exist or is empty is
- *       free, and neither request creates a topic or a group. The holder is the member assigned the
+ *       free, and neither request creates a topic or a group of Latchkey's (on a cluster where no
+ *       group was ever used, the coordinator lookup makes the broker create its own
+ *       {@code __consumer_offsets}, as any group's first use does). The holder is the member assigned the
  *       lock's partition whose member id the committed metadata names. A member assigned but not yet
  *       confirmed by its commit holds nothing yet (its acquire has not returned): the lock reads as free
  *       for those milliseconds. The last holder's commit, which outlives it in the emptied group, names a
