@@ -226,6 +226,17 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @GroupExecution.Beside
+    @Nested
+    @Order(18)
+    @DisplayName("Inspection: who holds a lock, its token and time left, as any client reads them from the backend")
+    class Inspection extends InspectionTests {
+        @Override
+        LockContract<?> contract() {
+            return LockContract.this;
+        }
+    }
+
     @GroupExecution.Alone
     @Nested
     @Order(16)
