@@ -65,7 +65,7 @@ abstract class InspectionTests extends ContractGroup {
 
     @Test
     @DisplayName("kill -9 of a holder in a child JVM: its grant shows, with the child's owner and token, until the"
-            + " backend expires it within the lease + slack, then the lock is free")
+            + " backend expires it (or ends it with the connection), within lease + wake-up + slack; then the lock is free")
     void killedHoldersGrantShowsUntilItExpires() throws Exception {
         String name = name();
         ChildHolder child = childHolder();
@@ -77,10 +77,14 @@ abstract class InspectionTests extends ContractGroup {
                 .hasValueSatisfying(owner -> assertThat(owner).endsWith(":" + child.pid()));
 
         long killedAt = killHolder(child, new History(), name);
+        // a backend that ends a session with its connection (the memory example's server) frees it at once;
+        // one that waits for the session's or the key's expiry shows the killed holder until then
         LockState stale = seen.inspect();
-        assertThat(stale.holder().map(Holder::owner)).as("the killed holder's grant, before the backend expires it")
-                .hasValueSatisfying(owner -> assertThat(owner).endsWith(":" + child.pid()));
-        assertThat(stale.token()).as("its token").hasValue(token);
+        if (stale.isHeld()) {
+            assertThat(stale.holder().map(Holder::owner)).as("the killed holder's grant, before the backend expires it")
+                    .hasValueSatisfying(owner -> assertThat(owner).endsWith(":" + child.pid()));
+            assertThat(stale.token()).as("its token").hasValue(token);
+        }
         Awaitility.await("the killed holder's grant expired").atMost(crashBound()).pollInterval(Duration.ofMillis(20))
                 .until(() -> !seen.inspect().isHeld());
         assertThat(Duration.ofNanos(History.now() - killedAt)).as("from the kill to a free lock")
