@@ -14,7 +14,10 @@ public final class ExitCodes {
     public static final int OK = 0;
     /** Something unexpected inside latchkey; the message says what. */
     public static final int FAILURE = 1;
-    /** {@code latchkey leader}: no candidate leads the election (a state, as {@code systemctl is-active}'s 3). */
+    /**
+     * {@code latchkey leader}: no candidate leads the election; {@code latchkey status}: nobody holds the
+     * lock (a state, not an error, as {@code systemctl is-active}'s 3).
+     */
     public static final int NONE = 3;
     /** Bad input: options, duration, URI, unknown backend, missing {@code --} or command (picocli's convention). */
     public static final int USAGE = 2;

@@ -1,12 +1,7 @@
 package io.latchkey.cli;
 
-import io.latchkey.Holder;
-import io.latchkey.LockBackendUnavailableException;
-import io.latchkey.LockClient;
-import io.latchkey.LockException;
 import io.latchkey.LockState;
 import java.io.PrintStream;
-import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -51,41 +46,12 @@ final class LeaderCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
-        try {
-            LockClient.checkName(name);
-        } catch (IllegalArgumentException e) {
-            throw new CliException(ExitCodes.USAGE, "bad election name: " + e.getMessage());
+        LockState state = HolderLines.read(uri, name, "election");
+        if (!state.isHeld()) {
+            out.println("no leader in election '" + name + "'");
+            return ExitCodes.NONE;
         }
-        try (LockClient client = Backends.connect(uri)) {
-            LockState state = client.lock(name).inspect();
-            if (state.holder().isEmpty()) {
-                out.println("no leader in election '" + name + "'");
-                return ExitCodes.NONE;
-            }
-            out.println(describe(state.holder().get(), state));
-            return ExitCodes.OK;
-        } catch (LockBackendUnavailableException e) {
-            throw new CliException(ExitCodes.BACKEND_UNAVAILABLE, e.getMessage());
-        } catch (UnsupportedOperationException | LockException e) {
-            throw new CliException(ExitCodes.FAILURE, e.getMessage());
-        }
-    }
-
-    /** {@code <owner> term <n> (client started <instant>, thread <name>)}, the term left out if unknown. */
-    static String describe(Holder holder, LockState state) {
-        if (holder.equals(Holder.UNKNOWN)) {
-            return "unknown" + term(state) + " (a holder that records no identity: a Redisson client or an older"
-                    + " Latchkey)";
-        }
-        return holder.owner() + term(state) + " (client started " + holder.clientStarted() + ", thread "
-                + holder.thread() + state.expiresIn().map(LeaderCommand::expiry).orElse("") + ")";
-    }
-
-    private static String term(LockState state) {
-        return state.token().isPresent() ? " term " + state.token().getAsLong() : "";
-    }
-
-    private static String expiry(Duration left) {
-        return ", kept " + left.toMillis() + " ms if it goes silent";
+        out.println(HolderLines.holder(state, "term"));
+        return ExitCodes.OK;
     }
 }

@@ -160,8 +160,9 @@ class CommandLineTest {
     }
 
     @Test
-    @DisplayName("latchkey leader: its help, and bad input in one line with exit 2 before connecting")
-    void leaderUsage() throws Exception {
+    @DisplayName("latchkey leader and status: their help, bad input in one line with exit 2 before connecting, and"
+            + " 69 for a backend that cannot be reached")
+    void leaderAndStatusUsage() throws Exception {
         Cli help = Cli.start(dir, "help", "leader");
         assertThat(help.await(BOUND)).isZero();
         assertThat(help.stdout()).contains("latchkey leader [OPTIONS] NAME", "3 no candidate leads");
@@ -170,6 +171,12 @@ class CommandLineTest {
                 "bad election name: lock name must not contain control characters: U+0007");
         assertUsage(Cli.start(dir, "leader", "--uri", down, "a", "b"), "'b'");
         assertUsage(Cli.start(dir, "leader", "--uri", down + "&owner=%20", "feed"), "owner must not be blank");
+        Cli statusHelp = Cli.start(dir, "help", "status");
+        assertThat(statusHelp.await(BOUND)).isZero();
+        assertThat(statusHelp.stdout()).contains("latchkey status [OPTIONS] NAME", "3 it is free");
+        assertUsage(Cli.start(dir, "status", "--uri", down, ""), "bad lock name: lock name must not be empty");
+        Cli unreachable = Cli.start(dir, "status", "--uri", down, "report:nightly");
+        assertThat(unreachable.await(BOUND)).as(unreachable.stderr()).isEqualTo(ExitCodes.BACKEND_UNAVAILABLE);
     }
 
     @Test

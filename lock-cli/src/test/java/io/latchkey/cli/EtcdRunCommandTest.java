@@ -55,4 +55,13 @@ class EtcdRunCommandTest extends RunCommandContract {
             super(EtcdRunCommandTest.this);
         }
     }
+
+    /** {@code latchkey status} on the same server. */
+    @Nested
+    @DisplayName("latchkey status")
+    class Status extends StatusCommandContract {
+        Status() {
+            super(EtcdRunCommandTest.this);
+        }
+    }
 }

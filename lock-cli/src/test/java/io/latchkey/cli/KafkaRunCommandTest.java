@@ -78,4 +78,13 @@ class KafkaRunCommandTest extends RunCommandContract {
             super(KafkaRunCommandTest.this);
         }
     }
+
+    /** {@code latchkey status} on the same server. */
+    @Nested
+    @DisplayName("latchkey status")
+    class Status extends StatusCommandContract {
+        Status() {
+            super(KafkaRunCommandTest.this);
+        }
+    }
 }

@@ -63,4 +63,13 @@ class RedisRunCommandTest extends RunCommandContract {
             super(RedisRunCommandTest.this);
         }
     }
+
+    /** {@code latchkey status} on the same server. */
+    @Nested
+    @DisplayName("latchkey status")
+    class Status extends StatusCommandContract {
+        Status() {
+            super(RedisRunCommandTest.this);
+        }
+    }
 }

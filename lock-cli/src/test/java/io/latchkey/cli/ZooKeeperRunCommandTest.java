@@ -43,4 +43,13 @@ class ZooKeeperRunCommandTest extends RunCommandContract {
             super(ZooKeeperRunCommandTest.this);
         }
     }
+
+    /** {@code latchkey status} on the same server. */
+    @Nested
+    @DisplayName("latchkey status")
+    class Status extends StatusCommandContract {
+        Status() {
+            super(ZooKeeperRunCommandTest.this);
+        }
+    }
 }

@@ -1,0 +1,66 @@
+package io.latchkey.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What {@code latchkey status} promises, checked with real processes against a real backend; a backend's
+ * {@link RunCommandContract} test runs it as a nested class, on the same server and with its URIs.
+ */
+abstract class StatusCommandContract {
+
+    private final RunCommandContract backend;
+    private final List<Cli> started = new ArrayList<>();
+
+    @TempDir
+    Path dir;
+
+    StatusCommandContract(RunCommandContract backend) {
+        this.backend = backend;
+    }
+
+    @AfterEach
+    void cleanUp() {
+        started.forEach(Cli::close);
+    }
+
+    @Test
+    @DisplayName("latchkey status: exit 3 and 'free' before the lock is taken, the holder's owner and the token its"
+            + " command got while a run holds it, exit 3 again once the run ended")
+    void statusNamesTheHolder() throws Exception {
+        String name = RunCommandContract.lockName();
+        Cli free = status(name);
+        free.assertExits(backend.bound(), ExitCodes.NONE);
+        assertThat(free.stdout()).isEqualTo(name + ": free\n");
+
+        Path token = dir.resolve("token");
+        String owned = backend.uri() + (backend.uri().contains("?") ? "&" : "?") + "owner=cli-status-7";
+        Cli run = Cli.start(dir, Map.of(), "run", "--uri", owned, name, "--", "sh", "-c",
+                "echo \"$LATCHKEY_FENCING_TOKEN\" > '" + token + ".tmp'; mv '" + token + ".tmp' '" + token + "'; exec sleep 300");
+        started.add(run);
+        Cli.awaitTrue(backend.bound(), "the run's command holds the lock", () -> Files.exists(token), List.of(run));
+        Cli held = status(name);
+        held.assertExits(backend.bound(), ExitCodes.OK);
+        assertThat(held.stdout()).as(held.stderr()).startsWith(name + ": held by cli-status-7 token "
+                + Files.readString(token).strip() + " (client started ").contains(", thread main");
+
+        run.signal("TERM");
+        run.assertExits(backend.bound(), 128 + 15);
+        status(name).assertExits(backend.bound(), ExitCodes.NONE);
+    }
+
+    private Cli status(String name) {
+        Cli cli = Cli.start(dir, Map.of(), "status", "--uri", backend.uri(), name);
+        started.add(cli);
+        return cli;
+    }
+}
