@@ -3,6 +3,8 @@
  * the application's own backend client, the {@link io.latchkey.spring.DistributedLocked} annotation
  * for methods (scheduled or not) with transaction-aware release, {@link io.latchkey.spring.LeaderOnly}
  * lifecycle beans that run only while the instance leads an election (with {@link
- * io.latchkey.spring.LeadershipEvent}s), a health indicator and lock metrics.
+ * io.latchkey.spring.LeadershipEvent}s), a health indicator, lock metrics, and the read-only Actuator
+ * endpoint {@code latchkey} ({@link io.latchkey.spring.LatchkeyEndpoint}): the leases the application holds,
+ * and who holds a lock of any name.
  */
 package io.latchkey.spring;
