@@ -10,14 +10,11 @@ import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.LockState;
 import io.latchkey.spi.Durations;
-import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.fault.CuttableClient;
 import io.latchkey.testkit.kafka.KafkaServer;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayDeque;
-import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,7 +25,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.MemberDescription;
@@ -36,9 +32,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -55,49 +48,18 @@ class KafkaInspectTest {
     private static final String PREFIX = KafkaLockProvider.DEFAULT_PREFIX;
 
     @RegisterExtension
-    static final SharedServer<KafkaServer> KAFKA = SharedServer.of(KafkaLockTest.SERVER_KEY, KafkaServer::start);
-    private static KafkaServer server;
-    private static Admin admin;
-
-    private final Deque<AutoCloseable> opened = new ArrayDeque<>();
-
-    @BeforeAll
-    static void connectAdmin() {
-        server = KAFKA.get();
-        admin = Admin.create(Map.of("bootstrap.servers", server.bootstrapServers()));
-    }
-
-    @AfterAll
-    static void closeAdmin() {
-        if (admin != null) {
-            admin.close();
-        }
-    }
-
-    @AfterEach
-    void closeOpened() throws Exception {
-        for (AutoCloseable c; (c = opened.pollFirst()) != null; ) {
-            c.close();
-        }
-    }
-
-    private <T extends AutoCloseable> T track(T c) {
-        opened.addFirst(c);
-        return c;
-    }
+    static final KafkaBroker BROKER = new KafkaBroker();
 
     private static String name(String tag) {
         return "kafka-inspect:" + tag + ":" + Long.toHexString(ThreadLocalRandom.current().nextLong());
     }
 
     private LockClient client(LockOptions options) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", server.bootstrapServers());
-        return track(KafkaLockProvider.newClient(p, options));
+        return BROKER.client(options, new Properties());
     }
 
     private static OffsetAndMetadata committed(String group) throws Exception {
-        return admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
+        return BROKER.admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
                 .get(new TopicPartition(group, 0));
     }
 
@@ -112,9 +74,9 @@ class KafkaInspectTest {
         assertThat(client.lock(name).inspect().isHeld()).as("a lock nobody ever took").isFalse();
         assertThat(client.election(name).leader()).as("the leader of an election nobody campaigned in").isEmpty();
 
-        assertThat(admin.listTopics().names().get(30, TimeUnit.SECONDS)).as("topics after the reads")
+        assertThat(BROKER.admin().listTopics().names().get(30, TimeUnit.SECONDS)).as("topics after the reads")
                 .noneMatch(t -> t.startsWith(prefix));
-        assertThat(admin.listGroups().all().get(30, TimeUnit.SECONDS)).extracting(GroupListing::groupId)
+        assertThat(BROKER.admin().listGroups().all().get(30, TimeUnit.SECONDS)).extracting(GroupListing::groupId)
                 .as("groups after the reads").doesNotContain(group);
     }
 
@@ -139,7 +101,7 @@ class KafkaInspectTest {
         assertThat(state.expiresIn()).as("the holder's session, the most the broker keeps a silent member").hasValue(SESSION);
 
         String metadata = committed(group).metadata();
-        ConsumerGroupDescription description = admin.describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group);
+        ConsumerGroupDescription description = BROKER.admin().describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group);
         MemberDescription assigned = description.members().stream()
                 .filter(m -> m.assignment().topicPartitions().contains(new TopicPartition(group, 0))).findFirst().orElseThrow();
         assertThat(metadata).as("the raw metadata of the confirming commit")
@@ -160,17 +122,17 @@ class KafkaInspectTest {
         String name = name("rebalancing");
         String group = TopicNames.topic(PREFIX, name);
         LockClient observer = client(OPTIONS);
-        Lease lease = track(client(rejoin.toBuilder().owner("inspect-holder").build()).lock(name).tryLock(OPTIONS.lease())
+        Lease lease = BROKER.track(client(rejoin.toBuilder().owner("inspect-holder").build()).lock(name).tryLock(OPTIONS.lease())
                 .orElseThrow());
         LockClient waiter = client(rejoin.toBuilder().owner("inspect-waiter").build());
         ExecutorService pool = Executors.newSingleThreadExecutor();
-        track(pool::shutdownNow);
+        BROKER.track(pool::shutdownNow);
         Future<Optional<Lease>> waiting = pool.submit(() -> waiter.lock(name).tryLock(OPTIONS.lease().multipliedBy(2)));
 
         int duringRebalance = 0;
         long until = System.nanoTime() + OPTIONS.lease().toNanos();
         while (duringRebalance < 5 && System.nanoTime() - until < 0) {
-            GroupState seen = admin.describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group).groupState();
+            GroupState seen = BROKER.admin().describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group).groupState();
             LockState state = observer.lock(name).inspect();
             assertThat(state.holder().map(Holder::owner)).as("the holder read right after the group was %s", seen)
                     .hasValue("inspect-holder");
@@ -193,7 +155,7 @@ class KafkaInspectTest {
         observer.lock(name).tryLock(OPTIONS.lease()).orElseThrow().close(); // the lock's topic, and a commit of this version
         TopicPartition partition = new TopicPartition(group, 0);
         Map<String, Object> c = new HashMap<>();
-        c.put("bootstrap.servers", server.bootstrapServers());
+        c.put("bootstrap.servers", BROKER.server().bootstrapServers());
         c.put("group.id", group);
         c.put("client.id", "latchkey-" + group + "-older");
         c.put("group.protocol", "classic");
@@ -223,7 +185,7 @@ class KafkaInspectTest {
     void unreachableBrokerWithinTimeout() throws Exception {
         LockOptions options = OPTIONS.toBuilder().timeout(Duration.ofSeconds(2)).build();
         Duration slack = options.timeout().dividedBy(2);
-        CuttableClient cuttable = track(server.cuttableClient(uri -> LockClient.connect(URI.create(uri), options)));
+        CuttableClient cuttable = BROKER.track(BROKER.server().cuttableClient(uri -> LockClient.connect(URI.create(uri), options)));
         String name = name("cut");
         assertThat(cuttable.client().lock(name).inspect().isHeld()).as("before the cut").isFalse();
 

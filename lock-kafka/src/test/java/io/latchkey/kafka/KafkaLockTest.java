@@ -10,14 +10,11 @@ import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.LockClients;
 import io.latchkey.testkit.CrashFailover;
-import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.fault.OptionsUri;
 import io.latchkey.testkit.kafka.KafkaServer;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,14 +25,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.TopicPartition;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -50,46 +43,14 @@ class KafkaLockTest {
     static final String SERVER_KEY = "kafka";
 
     @RegisterExtension
-    static final SharedServer<KafkaServer> KAFKA = SharedServer.of(SERVER_KEY, KafkaServer::start);
-    private static KafkaServer server;
-    private static Admin admin;
-
-    private final Deque<AutoCloseable> opened = new ArrayDeque<>();
-
-    @BeforeAll
-    static void connectAdmin() {
-        server = KAFKA.get();
-        admin = Admin.create(Map.of("bootstrap.servers", server.bootstrapServers()));
-    }
-
-    @AfterAll
-    static void closeAdmin() {
-        if (admin != null) {
-            admin.close();
-        }
-    }
-
-    @AfterEach
-    void closeOpened() throws Exception {
-        for (AutoCloseable c; (c = opened.pollFirst()) != null; ) {
-            c.close();
-        }
-    }
-
-    private <T extends AutoCloseable> T track(T c) {
-        opened.addFirst(c);
-        return c;
-    }
+    static final KafkaBroker BROKER = new KafkaBroker();
 
     private static String name(String tag) {
         return "kafka-test:" + tag + ":" + Long.toHexString(ThreadLocalRandom.current().nextLong());
     }
 
     private LockClient client(Properties extra) {
-        Properties p = new Properties();
-        p.putAll(extra);
-        p.put("bootstrap.servers", server.bootstrapServers());
-        return track(KafkaLockProvider.newClient(p, OPTIONS));
+        return BROKER.client(OPTIONS, extra);
     }
 
     private LockClient client() {
@@ -99,9 +60,9 @@ class KafkaLockTest {
     /** A client whose backend the test can look into. */
     private KafkaLockBackend backend() {
         Map<String, Object> config = new HashMap<>();
-        config.put("bootstrap.servers", server.bootstrapServers());
+        config.put("bootstrap.servers", BROKER.server().bootstrapServers());
         KafkaLockBackend backend = new KafkaLockBackend(config, OPTIONS, PREFIX, 0);
-        track(LockClients.of("kafka", backend, OPTIONS));
+        BROKER.track(LockClients.of("kafka", backend, OPTIONS));
         return backend;
     }
 
@@ -110,7 +71,7 @@ class KafkaLockTest {
     }
 
     private Lease hold(LockClient client, String name) throws InterruptedException {
-        return track(client.lock(name).tryLock(OPTIONS.lease().multipliedBy(3))
+        return BROKER.track(client.lock(name).tryLock(OPTIONS.lease().multipliedBy(3))
                 .orElseThrow(() -> new AssertionError("lock '" + name + "' was not granted")));
     }
 
@@ -179,7 +140,7 @@ class KafkaLockTest {
         int before = holder.generation();
         Duration wait = Duration.ofSeconds(20);
         ExecutorService pool = Executors.newFixedThreadPool(5);
-        track(pool::shutdownNow);
+        BROKER.track(pool::shutdownNow);
         List<Future<Optional<Lease>>> waiters = new ArrayList<>();
         long started = System.nanoTime();
         for (int i = 0; i < 5; i++) {
@@ -189,7 +150,7 @@ class KafkaLockTest {
 
         Awaitility.await("five waiters and the holder in the group").atMost(wait.dividedBy(2))
                 .pollInterval(Duration.ofMillis(200))
-                .until(() -> admin.describeConsumerGroups(List.of(group)).all().get().get(group).members().size() == 6);
+                .until(() -> BROKER.admin().describeConsumerGroups(List.of(group)).all().get().get(group).members().size() == 6);
         // Parked waiters (see GroupMember#afterRebalanceWithoutGrant) start a rebalance that the holder
         // completes at its next heartbeat: one per heartbeat interval at most, and the holder keeps the lock.
         long quietUntil = started + wait.minus(Duration.ofMillis(500)).toNanos();
@@ -227,7 +188,7 @@ class KafkaLockTest {
 
         Awaitility.await("the empty group to be deleted").atMost(OPTIONS.lease())
                 .pollInterval(Duration.ofMillis(200)).ignoreExceptions()
-                .until(() -> admin.deleteConsumerGroups(List.of(group)).all().get(5, TimeUnit.SECONDS) == null);
+                .until(() -> BROKER.admin().deleteConsumerGroups(List.of(group)).all().get(5, TimeUnit.SECONDS) == null);
         try (Lease lease = client.lock(name).tryLock(OPTIONS.lease()).orElseThrow()) {
             int generation = holderOf(backend).generation();
 
@@ -242,7 +203,7 @@ class KafkaLockTest {
     void multiPartitionTopicIsRefused() throws Exception {
         String name = name("multi");
         String topic = TopicNames.topic(PREFIX, name);
-        admin.createTopics(List.of(new NewTopic(topic, 3, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        BROKER.admin().createTopics(List.of(new NewTopic(topic, 3, (short) 1))).all().get(30, TimeUnit.SECONDS);
         LockClient client = client();
 
         assertThatThrownBy(() -> client.lock(name).tryLock(Duration.ofSeconds(1)))
@@ -256,7 +217,7 @@ class KafkaLockTest {
     @DisplayName("a lease whose session is below the broker's group.min.session.timeout.ms is refused at connect, naming the setting and its value")
     void leaseBelowBrokerMinimumIsRefusedAtConnect() {
         Properties p = new Properties();
-        p.put("bootstrap.servers", server.bootstrapServers());
+        p.put("bootstrap.servers", BROKER.server().bootstrapServers());
         // the test broker's minimum is 1 s; a lease of 1 s gives a session of 1 s minus one heartbeat
         LockOptions tooShort = LockOptions.builder().lease(Duration.ofSeconds(1)).timeout(Duration.ofMillis(500)).build();
 
@@ -264,14 +225,14 @@ class KafkaLockTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("lease 1s is too short")
                 .hasMessageContaining("group.min.session.timeout.ms=1000")
-                .hasMessageContaining(server.bootstrapServers());
+                .hasMessageContaining(BROKER.server().bootstrapServers());
     }
 
     @Test
     @DisplayName("a lease whose session is above the broker's group.max.session.timeout.ms is refused at connect, naming the setting and its value")
     void leaseAboveBrokerMaximumIsRefusedAtConnect() {
         Properties p = new Properties();
-        p.put("bootstrap.servers", server.bootstrapServers());
+        p.put("bootstrap.servers", BROKER.server().bootstrapServers());
         LockOptions tooLong = LockOptions.builder().lease(Duration.ofMinutes(31)).build(); // the broker's default maximum is 30 min
 
         assertThatThrownBy(() -> KafkaLockProvider.newClient(p, tooLong).close())
@@ -286,13 +247,13 @@ class KafkaLockTest {
         LockOptions options = OPTIONS.toBuilder().lease(Duration.ofSeconds(7)).timeout(Duration.ofSeconds(3))
                 .namespace("ns-test.").build();
         Properties p = new Properties();
-        p.put("bootstrap.servers", server.bootstrapServers());
+        p.put("bootstrap.servers", BROKER.server().bootstrapServers());
         String name = name("namespace");
         try (LockClient client = KafkaLockProvider.newClient(p, options);
                 Lease lease = client.lock(name).tryLock(Duration.ofSeconds(10)).orElseThrow()) {
             String topic = TopicNames.topic("ns-test.", name);
-            assertThat(admin.listTopics().names().get(30, TimeUnit.SECONDS)).contains(topic);
-            ConsumerGroupDescription group = admin.describeConsumerGroups(List.of(topic)).all().get(30, TimeUnit.SECONDS).get(topic);
+            assertThat(BROKER.admin().listTopics().names().get(30, TimeUnit.SECONDS)).contains(topic);
+            ConsumerGroupDescription group = BROKER.admin().describeConsumerGroups(List.of(topic)).all().get(30, TimeUnit.SECONDS).get(topic);
             assertThat(group.members()).hasSize(1);
             assertThat(lease.remaining()).as("validity within lease - safetyMargin")
                     .isLessThanOrEqualTo(options.lease().minus(options.safetyMargin()));
@@ -306,11 +267,11 @@ class KafkaLockTest {
         Lease held = hold(client(), name);
         LockClient waiter = client();
         ExecutorService pool = Executors.newSingleThreadExecutor();
-        track(pool::shutdownNow);
+        BROKER.track(pool::shutdownNow);
         Future<Optional<Lease>> next = pool.submit(() -> waiter.lock(name).tryLock(OPTIONS.lease().multipliedBy(3)));
         String group = TopicNames.topic(PREFIX, name);
         Awaitility.await("the waiter in the group").atMost(OPTIONS.lease()).pollInterval(Duration.ofMillis(100))
-                .until(() -> admin.describeConsumerGroups(List.of(group)).all().get().get(group).members().size() == 2);
+                .until(() -> BROKER.admin().describeConsumerGroups(List.of(group)).all().get().get(group).members().size() == 2);
 
         long closedAt = System.nanoTime();
         held.close();
@@ -318,7 +279,7 @@ class KafkaLockTest {
         Duration took = Duration.ofNanos(System.nanoTime() - closedAt);
 
         assertThat(got).isPresent();
-        track(got.get());
+        BROKER.track(got.get());
         assertThat(took).as("handover after close; the session (%s) must not be waited out", OPTIONS.lease())
                 .isLessThanOrEqualTo(heartbeatInterval().plus(slack()));
     }
@@ -328,7 +289,7 @@ class KafkaLockTest {
     void staleSlotRecordIsIgnored() throws Exception {
         KafkaLockBackend backend = backend();
         LockClient client = clientOf(backend);
-        track(client);
+        BROKER.track(client);
         String name = name("stale-slot");
         String topic = TopicNames.topic(PREFIX, name);
         TopicPartition partition = new TopicPartition(topic, 0);
@@ -360,23 +321,23 @@ class KafkaLockTest {
     void zeroWaitOnAFreeLock() throws Exception {
         LockOptions defaults = LockOptions.builder().build();
         Properties p = new Properties();
-        p.put("bootstrap.servers", server.bootstrapServers());
+        p.put("bootstrap.servers", BROKER.server().bootstrapServers());
         for (int i = 0; i < 3; i++) {
-            LockClient lone = track(KafkaLockProvider.newClient(p, defaults));
+            LockClient lone = BROKER.track(KafkaLockProvider.newClient(p, defaults));
             assertThat(lone.lock(name("zero-wait-lone")).tryLock(Duration.ZERO)).as("a lone tryLock(0), round %d", i)
-                    .map(this::track).isPresent();
+                    .map(BROKER::track).isPresent();
         }
         String name = name("zero-wait-two");
-        LockClient a = track(KafkaLockProvider.newClient(p, defaults));
-        LockClient b = track(KafkaLockProvider.newClient(p, defaults));
+        LockClient a = BROKER.track(KafkaLockProvider.newClient(p, defaults));
+        LockClient b = BROKER.track(KafkaLockProvider.newClient(p, defaults));
         ExecutorService pool = Executors.newFixedThreadPool(2);
-        track(pool::shutdownNow);
+        BROKER.track(pool::shutdownNow);
         java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
         List<Future<Optional<Lease>>> tries = new ArrayList<>();
         for (LockClient c : List.of(a, b)) {
             tries.add(pool.submit(() -> {
                 start.await();
-                return c.lock(name).tryLock(Duration.ZERO).map(this::track);
+                return c.lock(name).tryLock(Duration.ZERO).map(BROKER::track);
             }));
         }
         start.countDown();
@@ -391,7 +352,7 @@ class KafkaLockTest {
     @DisplayName("a killed holder's lock is free within lease plus the waiter's wake-up (250 ms), at the default"
             + " heartbeat")
     void killedHoldersLockIsFreeWithinLeasePlusWakeUp() throws Exception {
-        String uri = OptionsUri.of(server.uri(server.endpoints()), OPTIONS);
+        String uri = OptionsUri.of(BROKER.server().uri(BROKER.server().endpoints()), OPTIONS);
         CrashFailover.lock(uri, client(), name("crash"), OPTIONS.lease(), 2);
     }
 

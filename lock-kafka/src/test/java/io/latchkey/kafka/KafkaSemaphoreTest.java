@@ -8,24 +8,17 @@ import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.testkit.CrashFailover;
-import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.fault.OptionsUri;
 import io.latchkey.testkit.kafka.KafkaServer;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -39,45 +32,14 @@ class KafkaSemaphoreTest {
     private static final Duration WAIT = OPTIONS.timeout().multipliedBy(2);
 
     @RegisterExtension
-    static final SharedServer<KafkaServer> KAFKA = SharedServer.of(KafkaLockTest.SERVER_KEY, KafkaServer::start);
-    private static KafkaServer server;
-    private static Admin admin;
-
-    private final Deque<AutoCloseable> opened = new ArrayDeque<>();
-
-    @BeforeAll
-    static void connectAdmin() {
-        server = KAFKA.get();
-        admin = Admin.create(Map.of("bootstrap.servers", server.bootstrapServers()));
-    }
-
-    @AfterAll
-    static void closeAdmin() {
-        if (admin != null) {
-            admin.close();
-        }
-    }
-
-    @AfterEach
-    void closeOpened() throws Exception {
-        for (AutoCloseable c; (c = opened.pollFirst()) != null; ) {
-            c.close();
-        }
-    }
-
-    private <T extends AutoCloseable> T track(T c) {
-        opened.addFirst(c);
-        return c;
-    }
+    static final KafkaBroker BROKER = new KafkaBroker();
 
     private LockClient client() {
         return client(OPTIONS);
     }
 
     private LockClient client(LockOptions options) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", server.bootstrapServers());
-        return track(KafkaLockProvider.newClient(p, options));
+        return BROKER.client(options, new Properties());
     }
 
     private static String name(String tag) {
@@ -85,13 +47,13 @@ class KafkaSemaphoreTest {
     }
 
     private static TopicDescription topic(String topic) throws Exception {
-        return admin.describeTopics(List.of(topic)).topicNameValues().get(topic).get(30, TimeUnit.SECONDS);
+        return BROKER.admin().describeTopics(List.of(topic)).topicNameValues().get(topic).get(30, TimeUnit.SECONDS);
     }
 
     /** The members of {@code group}, none if the broker has no such group (no member ever joined it). */
     private static int members(String group) throws Exception {
         try {
-            return admin.describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group).members().size();
+            return BROKER.admin().describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group).members().size();
         } catch (ExecutionException e) {
             if (e.getCause() instanceof GroupIdNotFoundException) {
                 return 0;
@@ -109,11 +71,11 @@ class KafkaSemaphoreTest {
         Duration slack = defaults.safetyMargin().compareTo(defaults.timeout().dividedBy(2)) > 0
                 ? defaults.safetyMargin() : defaults.timeout().dividedBy(2);
         String name = name("zero-wait-defaults");
-        track(client(defaults).semaphore(name, 2).tryAcquire(Duration.ZERO).orElseThrow(
+        BROKER.track(client(defaults).semaphore(name, 2).tryAcquire(Duration.ZERO).orElseThrow(
                 () -> new AssertionError("no permit of a free semaphore with a zero wait")));
 
         long start = System.nanoTime();
-        SemaphoreLease second = track(client(defaults).semaphore(name, 2).tryAcquire(Duration.ZERO).orElseThrow(
+        SemaphoreLease second = BROKER.track(client(defaults).semaphore(name, 2).tryAcquire(Duration.ZERO).orElseThrow(
                 () -> new AssertionError("no permit with a zero wait while one of two was free")));
         Duration took = Duration.ofNanos(System.nanoTime() - start);
         assertThat(second.isValid()).isTrue();
@@ -135,8 +97,8 @@ class KafkaSemaphoreTest {
         String lockTopic = TopicNames.topic(PREFIX, name);
         String semaphoreTopic = TopicNames.semaphoreTopic(PREFIX, name);
 
-        SemaphoreLease permit = track(client.semaphore(name, 3).tryAcquire(WAIT).orElseThrow());
-        Lease lock = track(client.lock(name).tryLock(WAIT).orElseThrow());
+        SemaphoreLease permit = BROKER.track(client.semaphore(name, 3).tryAcquire(WAIT).orElseThrow());
+        Lease lock = BROKER.track(client.lock(name).tryLock(WAIT).orElseThrow());
 
         assertThat(semaphoreTopic).isNotEqualTo(lockTopic);
         assertThat(topic(semaphoreTopic).partitions()).as("partitions of the semaphore's topic").hasSize(3);
@@ -159,7 +121,7 @@ class KafkaSemaphoreTest {
     void mismatchedPermitsAcrossClients() throws Exception {
         String name = name("mismatch");
         String topic = TopicNames.semaphoreTopic(PREFIX, name);
-        SemaphoreLease held = track(client().semaphore(name, 2).tryAcquire(WAIT).orElseThrow());
+        SemaphoreLease held = BROKER.track(client().semaphore(name, 2).tryAcquire(WAIT).orElseThrow());
         LockClient other = client();
 
         assertThatThrownBy(() -> other.semaphore(name, 5).tryAcquire(WAIT)).isInstanceOf(IllegalArgumentException.class)
@@ -181,7 +143,7 @@ class KafkaSemaphoreTest {
             + " heartbeat")
     void killedHoldersPermitIsFreeWithinLeasePlusWakeUp() throws Exception {
         LockOptions defaults = LockOptions.builder().lease(OPTIONS.lease()).build();
-        String uri = OptionsUri.of(server.uri(server.endpoints()), defaults);
+        String uri = OptionsUri.of(BROKER.server().uri(BROKER.server().endpoints()), defaults);
         CrashFailover.permit(uri, client(defaults), name("crash"), 2, defaults.lease(), 2);
     }
 }
