@@ -25,6 +25,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.MemberDescription;
@@ -50,6 +51,14 @@ class KafkaInspectTest {
     @RegisterExtension
     static final KafkaBroker BROKER = new KafkaBroker();
 
+    private static KafkaServer server() {
+        return BROKER.server();
+    }
+
+    private static Admin admin() {
+        return BROKER.admin();
+    }
+
     private static String name(String tag) {
         return "kafka-inspect:" + tag + ":" + Long.toHexString(ThreadLocalRandom.current().nextLong());
     }
@@ -59,7 +68,7 @@ class KafkaInspectTest {
     }
 
     private static OffsetAndMetadata committed(String group) throws Exception {
-        return BROKER.admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
+        return admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
                 .get(new TopicPartition(group, 0));
     }
 
@@ -74,9 +83,9 @@ class KafkaInspectTest {
         assertThat(client.lock(name).inspect().isHeld()).as("a lock nobody ever took").isFalse();
         assertThat(client.election(name).leader()).as("the leader of an election nobody campaigned in").isEmpty();
 
-        assertThat(BROKER.admin().listTopics().names().get(30, TimeUnit.SECONDS)).as("topics after the reads")
+        assertThat(admin().listTopics().names().get(30, TimeUnit.SECONDS)).as("topics after the reads")
                 .noneMatch(t -> t.startsWith(prefix));
-        assertThat(BROKER.admin().listGroups().all().get(30, TimeUnit.SECONDS)).extracting(GroupListing::groupId)
+        assertThat(admin().listGroups().all().get(30, TimeUnit.SECONDS)).extracting(GroupListing::groupId)
                 .as("groups after the reads").doesNotContain(group);
     }
 
@@ -101,7 +110,7 @@ class KafkaInspectTest {
         assertThat(state.expiresIn()).as("the holder's session, the most the broker keeps a silent member").hasValue(SESSION);
 
         String metadata = committed(group).metadata();
-        ConsumerGroupDescription description = BROKER.admin().describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group);
+        ConsumerGroupDescription description = admin().describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group);
         MemberDescription assigned = description.members().stream()
                 .filter(m -> m.assignment().topicPartitions().contains(new TopicPartition(group, 0))).findFirst().orElseThrow();
         assertThat(metadata).as("the raw metadata of the confirming commit")
@@ -132,7 +141,7 @@ class KafkaInspectTest {
         int duringRebalance = 0;
         long until = System.nanoTime() + OPTIONS.lease().toNanos();
         while (duringRebalance < 5 && System.nanoTime() - until < 0) {
-            GroupState seen = BROKER.admin().describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group).groupState();
+            GroupState seen = admin().describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group).groupState();
             LockState state = observer.lock(name).inspect();
             assertThat(state.holder().map(Holder::owner)).as("the holder read right after the group was %s", seen)
                     .hasValue("inspect-holder");
@@ -155,7 +164,7 @@ class KafkaInspectTest {
         observer.lock(name).tryLock(OPTIONS.lease()).orElseThrow().close(); // the lock's topic, and a commit of this version
         TopicPartition partition = new TopicPartition(group, 0);
         Map<String, Object> c = new HashMap<>();
-        c.put("bootstrap.servers", BROKER.server().bootstrapServers());
+        c.put("bootstrap.servers", server().bootstrapServers());
         c.put("group.id", group);
         c.put("client.id", "latchkey-" + group + "-older");
         c.put("group.protocol", "classic");
@@ -185,7 +194,7 @@ class KafkaInspectTest {
     void unreachableBrokerWithinTimeout() throws Exception {
         LockOptions options = OPTIONS.toBuilder().timeout(Duration.ofSeconds(2)).build();
         Duration slack = options.timeout().dividedBy(2);
-        CuttableClient cuttable = BROKER.track(BROKER.server().cuttableClient(uri -> LockClient.connect(URI.create(uri), options)));
+        CuttableClient cuttable = BROKER.track(server().cuttableClient(uri -> LockClient.connect(URI.create(uri), options)));
         String name = name("cut");
         assertThat(cuttable.client().lock(name).inspect().isHeld()).as("before the cut").isFalse();
 

@@ -25,6 +25,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.TopicPartition;
@@ -45,6 +46,14 @@ class KafkaLockTest {
     @RegisterExtension
     static final KafkaBroker BROKER = new KafkaBroker();
 
+    private static KafkaServer server() {
+        return BROKER.server();
+    }
+
+    private static Admin admin() {
+        return BROKER.admin();
+    }
+
     private static String name(String tag) {
         return "kafka-test:" + tag + ":" + Long.toHexString(ThreadLocalRandom.current().nextLong());
     }
@@ -60,7 +69,7 @@ class KafkaLockTest {
     /** A client whose backend the test can look into. */
     private KafkaLockBackend backend() {
         Map<String, Object> config = new HashMap<>();
-        config.put("bootstrap.servers", BROKER.server().bootstrapServers());
+        config.put("bootstrap.servers", server().bootstrapServers());
         KafkaLockBackend backend = new KafkaLockBackend(config, OPTIONS, PREFIX, 0);
         BROKER.track(LockClients.of("kafka", backend, OPTIONS));
         return backend;
@@ -150,7 +159,7 @@ class KafkaLockTest {
 
         Awaitility.await("five waiters and the holder in the group").atMost(wait.dividedBy(2))
                 .pollInterval(Duration.ofMillis(200))
-                .until(() -> BROKER.admin().describeConsumerGroups(List.of(group)).all().get().get(group).members().size() == 6);
+                .until(() -> admin().describeConsumerGroups(List.of(group)).all().get().get(group).members().size() == 6);
         // Parked waiters (see GroupMember#afterRebalanceWithoutGrant) start a rebalance that the holder
         // completes at its next heartbeat: one per heartbeat interval at most, and the holder keeps the lock.
         long quietUntil = started + wait.minus(Duration.ofMillis(500)).toNanos();
@@ -188,7 +197,7 @@ class KafkaLockTest {
 
         Awaitility.await("the empty group to be deleted").atMost(OPTIONS.lease())
                 .pollInterval(Duration.ofMillis(200)).ignoreExceptions()
-                .until(() -> BROKER.admin().deleteConsumerGroups(List.of(group)).all().get(5, TimeUnit.SECONDS) == null);
+                .until(() -> admin().deleteConsumerGroups(List.of(group)).all().get(5, TimeUnit.SECONDS) == null);
         try (Lease lease = client.lock(name).tryLock(OPTIONS.lease()).orElseThrow()) {
             int generation = holderOf(backend).generation();
 
@@ -203,7 +212,7 @@ class KafkaLockTest {
     void multiPartitionTopicIsRefused() throws Exception {
         String name = name("multi");
         String topic = TopicNames.topic(PREFIX, name);
-        BROKER.admin().createTopics(List.of(new NewTopic(topic, 3, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        admin().createTopics(List.of(new NewTopic(topic, 3, (short) 1))).all().get(30, TimeUnit.SECONDS);
         LockClient client = client();
 
         assertThatThrownBy(() -> client.lock(name).tryLock(Duration.ofSeconds(1)))
@@ -217,7 +226,7 @@ class KafkaLockTest {
     @DisplayName("a lease whose session is below the broker's group.min.session.timeout.ms is refused at connect, naming the setting and its value")
     void leaseBelowBrokerMinimumIsRefusedAtConnect() {
         Properties p = new Properties();
-        p.put("bootstrap.servers", BROKER.server().bootstrapServers());
+        p.put("bootstrap.servers", server().bootstrapServers());
         // the test broker's minimum is 1 s; a lease of 1 s gives a session of 1 s minus one heartbeat
         LockOptions tooShort = LockOptions.builder().lease(Duration.ofSeconds(1)).timeout(Duration.ofMillis(500)).build();
 
@@ -225,14 +234,14 @@ class KafkaLockTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("lease 1s is too short")
                 .hasMessageContaining("group.min.session.timeout.ms=1000")
-                .hasMessageContaining(BROKER.server().bootstrapServers());
+                .hasMessageContaining(server().bootstrapServers());
     }
 
     @Test
     @DisplayName("a lease whose session is above the broker's group.max.session.timeout.ms is refused at connect, naming the setting and its value")
     void leaseAboveBrokerMaximumIsRefusedAtConnect() {
         Properties p = new Properties();
-        p.put("bootstrap.servers", BROKER.server().bootstrapServers());
+        p.put("bootstrap.servers", server().bootstrapServers());
         LockOptions tooLong = LockOptions.builder().lease(Duration.ofMinutes(31)).build(); // the broker's default maximum is 30 min
 
         assertThatThrownBy(() -> KafkaLockProvider.newClient(p, tooLong).close())
@@ -247,13 +256,13 @@ class KafkaLockTest {
         LockOptions options = OPTIONS.toBuilder().lease(Duration.ofSeconds(7)).timeout(Duration.ofSeconds(3))
                 .namespace("ns-test.").build();
         Properties p = new Properties();
-        p.put("bootstrap.servers", BROKER.server().bootstrapServers());
+        p.put("bootstrap.servers", server().bootstrapServers());
         String name = name("namespace");
         try (LockClient client = KafkaLockProvider.newClient(p, options);
                 Lease lease = client.lock(name).tryLock(Duration.ofSeconds(10)).orElseThrow()) {
             String topic = TopicNames.topic("ns-test.", name);
-            assertThat(BROKER.admin().listTopics().names().get(30, TimeUnit.SECONDS)).contains(topic);
-            ConsumerGroupDescription group = BROKER.admin().describeConsumerGroups(List.of(topic)).all().get(30, TimeUnit.SECONDS).get(topic);
+            assertThat(admin().listTopics().names().get(30, TimeUnit.SECONDS)).contains(topic);
+            ConsumerGroupDescription group = admin().describeConsumerGroups(List.of(topic)).all().get(30, TimeUnit.SECONDS).get(topic);
             assertThat(group.members()).hasSize(1);
             assertThat(lease.remaining()).as("validity within lease - safetyMargin")
                     .isLessThanOrEqualTo(options.lease().minus(options.safetyMargin()));
@@ -271,7 +280,7 @@ class KafkaLockTest {
         Future<Optional<Lease>> next = pool.submit(() -> waiter.lock(name).tryLock(OPTIONS.lease().multipliedBy(3)));
         String group = TopicNames.topic(PREFIX, name);
         Awaitility.await("the waiter in the group").atMost(OPTIONS.lease()).pollInterval(Duration.ofMillis(100))
-                .until(() -> BROKER.admin().describeConsumerGroups(List.of(group)).all().get().get(group).members().size() == 2);
+                .until(() -> admin().describeConsumerGroups(List.of(group)).all().get().get(group).members().size() == 2);
 
         long closedAt = System.nanoTime();
         held.close();
@@ -321,7 +330,7 @@ class KafkaLockTest {
     void zeroWaitOnAFreeLock() throws Exception {
         LockOptions defaults = LockOptions.builder().build();
         Properties p = new Properties();
-        p.put("bootstrap.servers", BROKER.server().bootstrapServers());
+        p.put("bootstrap.servers", server().bootstrapServers());
         for (int i = 0; i < 3; i++) {
             LockClient lone = BROKER.track(KafkaLockProvider.newClient(p, defaults));
             assertThat(lone.lock(name("zero-wait-lone")).tryLock(Duration.ZERO)).as("a lone tryLock(0), round %d", i)
@@ -352,7 +361,7 @@ class KafkaLockTest {
     @DisplayName("a killed holder's lock is free within lease plus the waiter's wake-up (250 ms), at the default"
             + " heartbeat")
     void killedHoldersLockIsFreeWithinLeasePlusWakeUp() throws Exception {
-        String uri = OptionsUri.of(BROKER.server().uri(BROKER.server().endpoints()), OPTIONS);
+        String uri = OptionsUri.of(server().uri(server().endpoints()), OPTIONS);
         CrashFailover.lock(uri, client(), name("crash"), OPTIONS.lease(), 2);
     }
 

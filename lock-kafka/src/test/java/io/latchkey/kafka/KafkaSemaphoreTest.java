@@ -17,6 +17,7 @@ import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.junit.jupiter.api.DisplayName;
@@ -34,6 +35,14 @@ class KafkaSemaphoreTest {
     @RegisterExtension
     static final KafkaBroker BROKER = new KafkaBroker();
 
+    private static KafkaServer server() {
+        return BROKER.server();
+    }
+
+    private static Admin admin() {
+        return BROKER.admin();
+    }
+
     private LockClient client() {
         return client(OPTIONS);
     }
@@ -47,13 +56,13 @@ class KafkaSemaphoreTest {
     }
 
     private static TopicDescription topic(String topic) throws Exception {
-        return BROKER.admin().describeTopics(List.of(topic)).topicNameValues().get(topic).get(30, TimeUnit.SECONDS);
+        return admin().describeTopics(List.of(topic)).topicNameValues().get(topic).get(30, TimeUnit.SECONDS);
     }
 
     /** The members of {@code group}, none if the broker has no such group (no member ever joined it). */
     private static int members(String group) throws Exception {
         try {
-            return BROKER.admin().describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group).members().size();
+            return admin().describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group).members().size();
         } catch (ExecutionException e) {
             if (e.getCause() instanceof GroupIdNotFoundException) {
                 return 0;
@@ -143,7 +152,7 @@ class KafkaSemaphoreTest {
             + " heartbeat")
     void killedHoldersPermitIsFreeWithinLeasePlusWakeUp() throws Exception {
         LockOptions defaults = LockOptions.builder().lease(OPTIONS.lease()).build();
-        String uri = OptionsUri.of(BROKER.server().uri(BROKER.server().endpoints()), defaults);
+        String uri = OptionsUri.of(server().uri(server().endpoints()), defaults);
         CrashFailover.permit(uri, client(defaults), name("crash"), 2, defaults.lease(), 2);
     }
 }
