@@ -9,7 +9,6 @@ import io.latchkey.LockException;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.LockClients;
 import io.latchkey.spi.LockUri;
-import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.zookeeper.ZooKeeperServer;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -24,9 +23,6 @@ import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -36,41 +32,24 @@ class ZooKeeperBackendTest {
 
     private static final LockOptions OPTIONS = LockOptions.builder().lease(Duration.ofSeconds(6)).build();
     private static final Duration PATIENT = OPTIONS.lease().multipliedBy(4);
-    /** The key under which this module's tests share one ZooKeeper server. */
+    /** The key under which this module's tests share one ZooKeeper server(). */
     static final String SERVER_KEY = "zookeeper";
 
     @RegisterExtension
-    static final SharedServer<ZooKeeperServer> ZOOKEEPER = SharedServer.of(SERVER_KEY, ZooKeeperServer::start);
-    private static ZooKeeperServer server;
-    private static CuratorFramework raw;
-    private final List<AutoCloseable> closeAfter = new ArrayList<>();
+    static final ZooKeeperFixture ZK = new ZooKeeperFixture();
 
-    @BeforeAll
-    static void connectRaw() {
-        server = ZOOKEEPER.get();
-        raw = ZooKeeperTestSupport.rawClient(server.connectString());
+    private static ZooKeeperServer server() {
+        return ZK.server();
     }
 
-    @AfterAll
-    static void closeRaw() {
-        if (raw != null) {
-            raw.close();
-        }
-    }
-
-    @AfterEach
-    void closeClients() throws Exception {
-        for (int i = closeAfter.size() - 1; i >= 0; i--) {
-            closeAfter.get(i).close();
-        }
+    private static CuratorFramework raw() {
+        return ZK.raw();
     }
 
     private LockClient client(String userInfoAndPath) {
-        InetSocketAddress a = server.endpoints().get(0);
+        InetSocketAddress a = server().endpoints().get(0);
         String uri = "zookeeper://" + userInfoAndPath.replace("HOST", a.getHostString() + ":" + a.getPort());
-        LockClient c = LockClient.connect(URI.create(uri), OPTIONS);
-        closeAfter.add(c);
-        return c;
+        return ZK.track(LockClient.connect(URI.create(uri), OPTIONS));
     }
 
     /**
@@ -91,7 +70,7 @@ class ZooKeeperBackendTest {
         CompletableFuture<Void> deleter = CompletableFuture.runAsync(() -> {
             while (!stop.get()) {
                 try {
-                    for (String child : raw.getChildren().forPath(base + "/@rw")) {
+                    for (String child : raw().getChildren().forPath(base + "/@rw")) {
                         deleteIfEmpty(base + "/@rw/" + child, deleted);
                     }
                     deleteIfEmpty(base + "/@rw", deleted);
@@ -118,9 +97,9 @@ class ZooKeeperBackendTest {
     /** Deletes {@code path} as the container manager would: once it had a child and has none now. */
     private static void deleteIfEmpty(String path, java.util.concurrent.atomic.AtomicInteger deleted) throws Exception {
         try {
-            Stat stat = raw.checkExists().forPath(path);
+            Stat stat = raw().checkExists().forPath(path);
             if (stat != null && stat.getCversion() > 0 && stat.getNumChildren() == 0) {
-                raw.delete().forPath(path);
+                raw().delete().forPath(path);
                 deleted.incrementAndGet();
             }
         } catch (KeeperException.NotEmptyException | KeeperException.NoNodeException e) {
@@ -137,12 +116,12 @@ class ZooKeeperBackendTest {
         LockClient client = client("HOST/cleanup");
         Lease lease = client.lock(name).lock(PATIENT);
 
-        Stat container = raw.checkExists().forPath(lockPath);
+        Stat container = raw().checkExists().forPath(lockPath);
         assertThat(container).as("the lock name's node %s", lockPath).isNotNull();
         // the server hides a container's marker from clients (ephemeralOwner 0): its deletion below shows it
-        List<String> children = raw.getChildren().forPath(lockPath);
+        List<String> children = raw().getChildren().forPath(lockPath);
         assertThat(children).hasSize(1);
-        Stat node = raw.checkExists().forPath(lockPath + "/" + children.get(0));
+        Stat node = raw().checkExists().forPath(lockPath + "/" + children.get(0));
         assertThat(node.getEphemeralOwner()).as("the lock node's owner session").isNotZero();
         assertThat(lease.fencingToken()).as("the fencing token is the lock node's czxid").isEqualTo(node.getCzxid());
 
@@ -150,8 +129,8 @@ class ZooKeeperBackendTest {
 
         Awaitility.await("the released lock's container node to be deleted")
                 .atMost(ZooKeeperTestSupport.containerReapBound(OPTIONS.timeout())).pollInterval(Duration.ofMillis(100))
-                .untilAsserted(() -> assertThat(raw.checkExists().forPath(lockPath)).isNull());
-        assertThat(raw.checkExists().forPath("/cleanup")).as("the base path stays").isNotNull();
+                .untilAsserted(() -> assertThat(raw().checkExists().forPath(lockPath)).isNull());
+        assertThat(raw().checkExists().forPath("/cleanup")).as("the base path stays").isNotNull();
         try (Lease again = client.lock(name).lock(PATIENT)) {
             assertThat(again.fencingToken()).as("a token after the container was deleted").isGreaterThan(lease.fencingToken());
         }
@@ -164,9 +143,9 @@ class ZooKeeperBackendTest {
         String lockPath = LockPaths.DEFAULT_BASE + "/" + LockPaths.nodeName(name);
         LockClient client = client("HOST");
         Lease lease = client.lock(name).lock(PATIENT);
-        String node = lockPath + "/" + raw.getChildren().forPath(lockPath).get(0);
+        String node = lockPath + "/" + raw().getChildren().forPath(lockPath).get(0);
 
-        raw.delete().forPath(node);
+        raw().delete().forPath(node);
 
         LockException lost = lease.lost().toCompletableFuture().get(OPTIONS.timeout().toMillis(), TimeUnit.MILLISECONDS);
         assertThat(lost).hasMessageContaining(node).hasMessageContaining("deleted");
@@ -184,7 +163,7 @@ class ZooKeeperBackendTest {
         String path = LockPaths.DEFAULT_BASE + "/" + LockPaths.READ_WRITE + "/" + LockPaths.nodeName(name);
         LockClient client = client("HOST");
         var ours = client.readWriteLock(name);
-        var curator = new org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock(raw, path);
+        var curator = new org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock(raw(), path);
         assertThat(curator.writeLock().acquire(PATIENT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         try {
             assertThat(ours.readLock().tryLock(Duration.ZERO)).as("our read while Curator writes").isEmpty();
@@ -222,7 +201,7 @@ class ZooKeeperBackendTest {
         String lockPath = LockPaths.DEFAULT_BASE + "/" + LockPaths.nodeName(name);
         LockClient client = client("HOST");
         org.apache.curator.framework.recipes.locks.InterProcessMutex mutex =
-                new org.apache.curator.framework.recipes.locks.InterProcessMutex(raw, lockPath);
+                new org.apache.curator.framework.recipes.locks.InterProcessMutex(raw(), lockPath);
         assertThat(mutex.acquire(PATIENT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         try {
             assertThat(client.lock(name).tryLock(Duration.ZERO)).as("Latchkey while Curator holds it").isEmpty();
@@ -243,7 +222,7 @@ class ZooKeeperBackendTest {
                 }
             });
             Awaitility.await("Curator's waiter to queue").atMost(PATIENT)
-                    .until(() -> raw.getChildren().forPath(lockPath).size() == 2);
+                    .until(() -> raw().getChildren().forPath(lockPath).size() == 2);
             lease.close();
             assertThat(curatorWaits.get(PATIENT.toMillis(), TimeUnit.MILLISECONDS)).as("Curator after Latchkey released")
                     .isTrue();
@@ -264,13 +243,13 @@ class ZooKeeperBackendTest {
         for (int i = 0; i < waiters; i++) {
             ZooKeeperBackend backend = (ZooKeeperBackend) new ZooKeeperLockProvider().connect(lockUri(), OPTIONS);
             LockClient c = LockClients.of("zookeeper", backend, OPTIONS);
-            closeAfter.add(c);
+            ZK.track(c);
             backends.add(backend);
             grants.add(c.lock(name).tryLockAsync(PATIENT.multipliedBy(2)));
             int queued = i + 2;
             // one waiter at a time, so that arrival order is known
             Awaitility.await("waiter " + i + " to queue").atMost(PATIENT).pollInterval(Duration.ofMillis(20))
-                    .until(() -> raw.getChildren().forPath(lockPath).size() == queued && backend.childrenReads.sum() == 1);
+                    .until(() -> raw().getChildren().forPath(lockPath).size() == queued && backend.childrenReads.sum() == 1);
         }
 
         for (int k = 0; k < waiters; k++) {
@@ -300,18 +279,18 @@ class ZooKeeperBackendTest {
         LockClient owner = client("alice:s3cret@HOST/secured");
         Lease lease = owner.lock(name).lock(PATIENT);
         String node;
-        try (CuratorFramework alice = ZooKeeperTestSupport.rawClient(server.connectString(), "alice:s3cret")) {
+        try (CuratorFramework alice = ZooKeeperTestSupport.rawClient(server().connectString(), "alice:s3cret")) {
             node = lockPath + "/" + alice.getChildren().forPath(lockPath).get(0);
         }
 
-        assertThatThrownBy(() -> raw.delete().forPath(node)).as("delete of the lock node without credentials")
+        assertThatThrownBy(() -> raw().delete().forPath(node)).as("delete of the lock node without credentials")
                 .isInstanceOf(KeeperException.NoAuthException.class);
-        assertThatThrownBy(() -> raw.create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(lockPath + "/x-lock-"))
+        assertThatThrownBy(() -> raw().create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(lockPath + "/x-lock-"))
                 .as("a lock node created without credentials").isInstanceOf(KeeperException.NoAuthException.class);
-        assertThatThrownBy(() -> raw.create().forPath("/secured/other"))
+        assertThatThrownBy(() -> raw().create().forPath("/secured/other"))
                 .as("a lock name's node created without credentials").isInstanceOf(KeeperException.NoAuthException.class);
 
-        InetSocketAddress a = server.endpoints().get(0);
+        InetSocketAddress a = server().endpoints().get(0);
         for (String intruder : List.of("", "alice:wrong@")) {
             String uri = "zookeeper://" + intruder + a.getHostString() + ":" + a.getPort() + "/secured";
             assertThatThrownBy(() -> client(intruder + "HOST/secured")).as("connecting with %s", uri)
@@ -322,7 +301,7 @@ class ZooKeeperBackendTest {
         // a client that was let in before the base path was protected meets the ACL at the lock itself
         String open = "open-then-closed-" + System.nanoTime();
         LockClient early = client("HOST/" + open);
-        raw.setACL().withACL(ZooKeeperLockProvider.acl(LockOptions.builder().credentials("alice", "s3cret").build()))
+        raw().setACL().withACL(ZooKeeperLockProvider.acl(LockOptions.builder().credentials("alice", "s3cret").build()))
                 .forPath("/" + open);
         assertThatThrownBy(() -> early.lock(name).tryLock(PATIENT)).as("tryLock under a base path protected meanwhile")
                 .isInstanceOf(LockException.class)
@@ -351,9 +330,9 @@ class ZooKeeperBackendTest {
             Duration remaining = lease.remaining();
             Duration since = Duration.ofNanos(System.nanoTime() - before);
             String lockPath = "/team/base/path/" + LockPaths.nodeName(name);
-            assertThat(raw.getChildren().forPath(lockPath)).as("lock nodes under %s", lockPath).hasSize(1);
-            Duration session = c.options().lease().minus(ZooKeeperTestSupport.tick(server));
-            assertThat(server.fourLetterWord("cons")).as("the sessions the server knows: the lease minus a tick")
+            assertThat(raw().getChildren().forPath(lockPath)).as("lock nodes under %s", lockPath).hasSize(1);
+            Duration session = c.options().lease().minus(ZooKeeperTestSupport.tick(server()));
+            assertThat(server().fourLetterWord("cons")).as("the sessions the server knows: the lease minus a tick")
                     .contains("to=" + session.toMillis());
             // the evidence was sent after 'before' and counts that session minus the margin from there
             Duration validFor = session.minus(c.options().safetyMargin());
@@ -367,8 +346,8 @@ class ZooKeeperBackendTest {
     @Test
     @DisplayName("a client on the application's own Curator client locks and does not close that client")
     void ownCuratorClientIsNotClosed() throws Exception {
-        Duration session = OPTIONS.lease().minus(ZooKeeperTestSupport.tick(server));
-        try (CuratorFramework own = ZooKeeperTestSupport.rawClientWithSession(server.connectString(), session)) {
+        Duration session = OPTIONS.lease().minus(ZooKeeperTestSupport.tick(server()));
+        try (CuratorFramework own = ZooKeeperTestSupport.rawClientWithSession(server().connectString(), session)) {
             String name = "own-" + System.nanoTime();
             LockClient c = ZooKeeperLockProvider.client(own, "/own", OPTIONS);
             try (Lease lease = c.lock(name).lock(PATIENT)) {
@@ -382,8 +361,8 @@ class ZooKeeperBackendTest {
     }
 
     private static LockUri lockUri() {
-        InetSocketAddress a = server.endpoints().get(0);
+        InetSocketAddress a = server().endpoints().get(0);
         return new LockUri("zookeeper", List.of(new LockUri.HostAndPort(a.getHostString(), a.getPort())), "",
-                server.uri(server.endpoints()));
+                server().uri(server().endpoints()));
     }
 }

@@ -10,14 +10,12 @@ import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.LockState;
-import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.fault.TcpProxy;
 import io.latchkey.testkit.zookeeper.ZooKeeperServer;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -27,9 +25,6 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.zookeeper.data.Stat;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -49,40 +44,22 @@ class ZooKeeperInspectTest {
     private static final Duration PATIENT = OPTIONS.lease().multipliedBy(4);
 
     @RegisterExtension
-    static final SharedServer<ZooKeeperServer> ZOOKEEPER = SharedServer.of(ZooKeeperBackendTest.SERVER_KEY,
-            ZooKeeperServer::start);
-    private static ZooKeeperServer server;
-    private static CuratorFramework raw;
-    private final List<AutoCloseable> closeAfter = new ArrayList<>();
+    static final ZooKeeperFixture ZK = new ZooKeeperFixture();
 
-    @BeforeAll
-    static void connectRaw() {
-        server = ZOOKEEPER.get();
-        raw = ZooKeeperTestSupport.rawClient(server.connectString());
+    private static ZooKeeperServer server() {
+        return ZK.server();
     }
 
-    @AfterAll
-    static void closeRaw() {
-        if (raw != null) {
-            raw.close();
-        }
-    }
-
-    @AfterEach
-    void closeClients() throws Exception {
-        for (int i = closeAfter.size() - 1; i >= 0; i--) {
-            closeAfter.get(i).close();
-        }
+    private static CuratorFramework raw() {
+        return ZK.raw();
     }
 
     private LockClient client(String owner) {
-        return client(owner, server.uri(server.endpoints()));
+        return client(owner, server().uri(server().endpoints()));
     }
 
     private LockClient client(String owner, String uri) {
-        LockClient c = LockClient.connect(URI.create(uri), OPTIONS.toBuilder().owner(owner).build());
-        closeAfter.add(c);
-        return c;
+        return ZK.track(LockClient.connect(URI.create(uri), OPTIONS.toBuilder().owner(owner).build()));
     }
 
     private static String lockPath(String name) {
@@ -97,10 +74,10 @@ class ZooKeeperInspectTest {
         Instant before = Instant.now();
         LockClient holder = client("web-1:4242");
         try (Lease lease = holder.lock(name).lock(PATIENT)) {
-            List<String> children = raw.getChildren().forPath(lockPath(name));
+            List<String> children = raw().getChildren().forPath(lockPath(name));
             assertThat(children).hasSize(1);
             Stat stat = new Stat();
-            String data = new String(raw.getData().storingStatIn(stat).forPath(lockPath(name) + "/" + children.get(0)),
+            String data = new String(raw().getData().storingStatIn(stat).forPath(lockPath(name) + "/" + children.get(0)),
                     StandardCharsets.UTF_8);
             Holder written = Holder.parse(data).orElseThrow(() -> new AssertionError("no holder text: '" + data + "'"));
             assertThat(written.owner()).as("the owner in %s", data).isEqualTo("web-1:4242");
@@ -115,8 +92,8 @@ class ZooKeeperInspectTest {
         }
         try (Lease write = holder.readWriteLock(name).writeLock().lock(PATIENT)) {
             String rwPath = LockPaths.DEFAULT_BASE + "/" + LockPaths.READ_WRITE + "/" + LockPaths.nodeName(name);
-            String node = raw.getChildren().forPath(rwPath).get(0);
-            assertThat(Holder.parse(new String(raw.getData().forPath(rwPath + "/" + node), StandardCharsets.UTF_8))
+            String node = raw().getChildren().forPath(rwPath).get(0);
+            assertThat(Holder.parse(new String(raw().getData().forPath(rwPath + "/" + node), StandardCharsets.UTF_8))
                     .map(Holder::owner)).as("the owner in a write lock's node").hasValue("web-1:4242");
         }
     }
@@ -130,7 +107,7 @@ class ZooKeeperInspectTest {
         DistributedLock lock = observer.lock(name);
 
         assertThat(lock.inspect().isHeld()).as("a name nobody held").isFalse();
-        assertThat(raw.checkExists().forPath(lockPath(name))).as("zookeeper node %s after inspect", lockPath(name))
+        assertThat(raw().checkExists().forPath(lockPath(name))).as("zookeeper node %s after inspect", lockPath(name))
                 .isNull();
 
         Lease lease = client("holder").lock(name).lock(PATIENT);
@@ -149,7 +126,7 @@ class ZooKeeperInspectTest {
         Lease first = client("first").lock(name).lock(PATIENT);
         CompletableFuture<Optional<Lease>> second = client("second").lock(name).tryLockAsync(PATIENT);
         Awaitility.await("the waiter's node").atMost(PATIENT).pollInterval(Duration.ofMillis(20))
-                .until(() -> raw.getChildren().forPath(lockPath(name)).size() == 2);
+                .until(() -> raw().getChildren().forPath(lockPath(name)).size() == 2);
 
         LockState held = observed.inspect();
         assertThat(held.holder().map(Holder::owner)).as("with a waiter queued").hasValue("first");
@@ -167,11 +144,11 @@ class ZooKeeperInspectTest {
     @DisplayName("a plain Curator mutex on the lock's path is a held lock whose holder is unknown, with its node's czxid")
     void curatorMutexHolderIsUnknown() throws Exception {
         String name = "curator:" + System.nanoTime();
-        InterProcessMutex mutex = new InterProcessMutex(raw, lockPath(name));
+        InterProcessMutex mutex = new InterProcessMutex(raw(), lockPath(name));
         assertThat(mutex.acquire(PATIENT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         try {
-            String node = raw.getChildren().forPath(lockPath(name)).get(0);
-            long czxid = raw.checkExists().forPath(lockPath(name) + "/" + node).getCzxid();
+            String node = raw().getChildren().forPath(lockPath(name)).get(0);
+            long czxid = raw().checkExists().forPath(lockPath(name) + "/" + node).getCzxid();
             LockState state = client("observer").lock(name).inspect();
             assertThat(state.holder()).hasValue(Holder.UNKNOWN);
             assertThat(state.token()).hasValue(czxid);
@@ -184,8 +161,8 @@ class ZooKeeperInspectTest {
     @DisplayName("inspect through a cut connection fails within timeout + slack with LockBackendUnavailableException")
     void cutConnectionFailsWithinTimeout() throws Exception {
         String name = "cut:" + System.nanoTime();
-        try (TcpProxy proxy = TcpProxy.start(server.endpoints().get(0))) {
-            LockClient client = client("cut", server.uri(List.of(proxy.endpoint())));
+        try (TcpProxy proxy = TcpProxy.start(server().endpoints().get(0))) {
+            LockClient client = client("cut", server().uri(List.of(proxy.endpoint())));
             DistributedLock lock = client.lock(name);
             assertThat(lock.inspect().isHeld()).as("before the cut").isFalse();
             proxy.cut();
