@@ -5,7 +5,6 @@ import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
-import io.latchkey.Holder;
 import io.latchkey.spi.GrantRecord;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -48,12 +47,11 @@ final class EtcdInspection {
             return Optional.empty();
         }
         KeyValue kv = r.getKvs().get(0);
-        String value = kv.getValue().toString(StandardCharsets.UTF_8);
-        String holder = Holder.parse(value).isPresent() ? value : null;
+        String holder = kv.getValue().toString(StandardCharsets.UTF_8);
         long token = kv.getCreateRevision();
         if (kv.getLease() == 0) {
             // never written so by this backend: every key it puts is bound to a lease
-            return Optional.of(GrantRecord.of(holder, token));
+            return Optional.of(new GrantRecord(holder, token, null));
         }
         Duration rest = backend.timeout().minusNanos(System.nanoTime() - start);
         LeaseTimeToLiveResponse lease = backend.call(lockName, backend.subject(lockName),

@@ -102,7 +102,7 @@ final class KafkaInspection {
         }
         // a Latchkey before this one committed its member's client id alone: a holder of unknown identity and token
         return metadata != null && !metadata.isEmpty() && holds(description, partition, m -> m.clientId().equals(metadata))
-                ? Optional.of(GrantRecord.of(null, -1)) : Optional.empty();
+                ? Optional.of(new GrantRecord(null, -1, null)) : Optional.empty();
     }
 
     /**

@@ -260,8 +260,8 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
         }
         String token = (String) r.get(1);
         String holder = (String) r.get(2);
-        GrantRecord record = GrantRecord.of(holder.isEmpty() ? null : holder, token.isEmpty() ? -1 : Long.parseLong(token));
-        return Optional.of(ttl >= 0 ? record.expiringIn(Duration.ofMillis(ttl)) : record);
+        return Optional.of(new GrantRecord(holder.isEmpty() ? null : holder, token.isEmpty() ? -1 : Long.parseLong(token),
+                ttl >= 0 ? Duration.ofMillis(ttl) : null));
     }
 
     CompletableFuture<Long> release(String key, String field) {

@@ -75,7 +75,10 @@ final class LockInspection {
                         continue; // released since the children were read: the next one may hold now
                     }
                     ZnodeRequests.check(read);
-                    return Optional.of(new GrantRecord(holder(read.getData()), read.getStat().getCzxid(), null));
+                    // data that is no holder text (an older Latchkey's lock name, a Curator mutex's address) reads as unknown
+                    byte[] data = read.getData();
+                    return Optional.of(new GrantRecord(data == null ? null : new String(data, StandardCharsets.UTF_8),
+                            read.getStat().getCzxid(), null));
                 }
                 if (pass == PASSES) {
                     throw new LockException(lockName, "could not inspect lock '" + lockName + "' ("
@@ -116,15 +119,4 @@ final class LockInspection {
         return nodes;
     }
 
-    /**
-     * The node's data as holder text, or {@code null} if it is none: a node of an older Latchkey (its
-     * data was the lock name) or of a plain Curator mutex (the client's address).
-     */
-    static String holder(byte[] data) {
-        if (data == null) {
-            return null;
-        }
-        String text = new String(data, StandardCharsets.UTF_8);
-        return Holder.parse(text).isPresent() ? text : null;
-    }
 }
