@@ -4,7 +4,6 @@ import io.latchkey.Leadership;
 import io.latchkey.Lease;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -26,14 +25,15 @@ import sun.misc.Signal;
 /**
  * One start of the command under one grant (a lease of {@code latchkey run}, a term of
  * {@code latchkey elect}): starts it with its environment, stops it when the grant ends, forwards
- * signals to it, and keeps a watchdog process that stops it if latchkey itself is killed.
+ * signals to it, and keeps a {@link Watchdog} that stops it if latchkey itself is killed.
  *
  * <p>Guarantees: when the grant is lost (its {@code lost()} completes, or its validity deadline passes
  * on this process's clock), the command and every process it started get SIGTERM at once and, if still
  * alive after the kill grace, SIGKILL. A signal is forwarded to the command alone, as a terminal's
  * Ctrl-C reaches the whole process group anyway; {@link #forward(Signal, boolean) with a kill} the
- * tree also gets SIGKILL after the grace. The watchdog starts before the command, so that no kill -9
- * of this JVM can fall between the command's start and its guard's.
+ * tree also gets SIGKILL after the grace. The watchdog starts before the command and learns the
+ * command's pid from the command's own wrapper, so that no kill -9 of this JVM can fall between the
+ * command's start and its guard's.
  *
  * <p>Used once: {@link #start()}, then {@link #await(Grant)} on one thread; {@link #forward} and the
  * loss run on others. Thread-safe.
@@ -70,7 +70,7 @@ final class GuardedCommand {
     private boolean lost;                  // guarded by guard
     private Set<ProcessHandle> stopTree;   // guarded by guard, set with killTask
     private ScheduledFuture<?> killTask;   // guarded by guard: the SIGKILL after the grace, once a stop began
-    private Process watchdog;
+    private Watchdog watchdog;
 
     /**
      * @param subject what messages speak of: {@code lock 'a'}, {@code term 4 of election 'a'}
@@ -87,30 +87,39 @@ final class GuardedCommand {
     }
 
     /**
-     * Starts the watchdog, then the command, inheriting stdin, stdout and stderr.
+     * Starts the watchdog, then the command behind its wrapper, inheriting stdin, stdout and stderr.
      *
      * @return empty once it runs; else the exit status for a command not found (127) or not executable
      *     (126), after one line saying so
      */
     OptionalInt start() {
-        ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
+        OptionalInt unrunnable = ProgramLookup.problem(command.get(0),
+                env.getOrDefault("PATH", System.getenv("PATH")));
+        if (unrunnable.isPresent()) {
+            return cannotRun(unrunnable.getAsInt());
+        }
+        watchdog = Watchdog.start(killGrace, command.get(0), err);
+        ProcessBuilder pb = new ProcessBuilder(watchdog == null ? command : watchdog.wrap(command)).inheritIO();
         pb.environment().putAll(env);
-        watchdog = watchdog();
         Process started;
         try {
             started = pb.start();
         } catch (IOException e) {
             stopWatchdog();
-            boolean denied = String.valueOf(e.getMessage()).contains("error=13");
-            err.println("latchkey: cannot run '" + command.get(0) + "' under " + subject + ": "
-                    + (denied ? "permission denied" : "command not found") + "; " + onStartFailure);
-            return OptionalInt.of(denied ? ExitCodes.NOT_EXECUTABLE : ExitCodes.NOT_FOUND);
+            return cannotRun(String.valueOf(e.getMessage()).contains("error=13")
+                    ? ExitCodes.NOT_EXECUTABLE : ExitCodes.NOT_FOUND);
         }
         synchronized (guard) {
             child = started;
         }
-        guard(started.pid());
         return OptionalInt.empty();
+    }
+
+    private OptionalInt cannotRun(int status) {
+        err.println("latchkey: cannot run '" + command.get(0) + "' under " + subject + ": "
+                + (status == ExitCodes.NOT_EXECUTABLE ? "permission denied" : "command not found") + "; "
+                + onStartFailure);
+        return OptionalInt.of(status);
     }
 
     /**
@@ -271,45 +280,9 @@ final class GuardedCommand {
         }
     }
 
-    /**
-     * A small shell process that stops the command if this JVM dies without saying goodbye (kill -9,
-     * an OOM kill): it reads a pipe only this JVM writes to, the command's pid first ({@link #guard}),
-     * and when the kernel closes that pipe it sends the command SIGTERM, then SIGKILL after the grace;
-     * if the pipe closes before a pid came, no command was started and it just ends. It ignores SIGINT
-     * and SIGHUP so that a Ctrl-C in the terminal does not take it away. Null if no {@code sh} can be
-     * started; then such a command keeps running once its grant has expired, as the README says.
-     */
-    private Process watchdog() {
-        long graceSeconds = Math.max(1, (killGrace.toMillis() + 999) / 1000);
-        String script = "trap '' INT HUP; read -r pid || exit 0; while read -r _; do :; done;"
-                + " kill -TERM \"$pid\" 2>/dev/null; sleep " + graceSeconds + "; kill -KILL \"$pid\" 2>/dev/null";
-        try {
-            return new ProcessBuilder("sh", "-c", script).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        } catch (IOException e) {
-            err.println("latchkey: cannot start the watchdog that stops '" + command.get(0) + "' if latchkey is killed: "
-                    + e.getMessage());
-            return null;
-        }
-    }
-
-    /** Tells the watchdog which process to stop; a watchdog that cannot be told is one that is gone. */
-    private void guard(long pid) {
-        if (watchdog == null) {
-            return;
-        }
-        try {
-            watchdog.getOutputStream().write((pid + "\n").getBytes(StandardCharsets.US_ASCII));
-            watchdog.getOutputStream().flush();
-        } catch (IOException e) {
-            err.println("latchkey: the watchdog that stops '" + command.get(0) + "' if latchkey is killed has gone: "
-                    + e.getMessage());
-        }
-    }
-
     private void stopWatchdog() {
         if (watchdog != null) {
-            watchdog.destroyForcibly();
+            watchdog.close();
         }
     }
 

@@ -259,6 +259,21 @@ abstract class RunCommandContract {
     }
 
     @Test
+    @DisplayName("a latchkey run killed with -9 by its command's first act still has the command stopped: no instant after the start is unguarded")
+    void runKilledAsItsCommandStartsStopsTheCommand() throws Exception {
+        Path pid = dir.resolve("pid");
+        // echo and kill are builtins: the kill lands microseconds after the exec, before what the JVM does once
+        // its start() returned; the pid is written before the kill
+        Cli holder = run(uri(), lockName(), List.of(), "sh", "-c", "echo $$ > '" + pid + "'; kill -KILL $PPID;"
+                + " exec sleep 300");
+        assertThat(holder.await(bound())).isEqualTo(128 + 9);
+        long commandPid = readPids(pid).get(0);
+        orphans.add(commandPid);
+        Cli.awaitTrue(bound(), "the watchdog stopped the command",
+                () -> ProcessHandle.of(commandPid).map(p -> !p.isAlive()).orElse(true));
+    }
+
+    @Test
     @DisplayName("with --permits 2, two runs hold at once on slots 0 and 1, a third exits with the conflict code, and the lock of the name stays free")
     void permitsLetNRunsAtOnce() throws Exception {
         String name = lockName();
