@@ -148,4 +148,21 @@ public interface DistributedLock {
      * @throws InterruptedException if interrupted while waiting for the backend's answer
      */
     LockState inspect() throws InterruptedException;
+
+    /**
+     * Ends the current grant of this lock on the backend, whoever holds it (Redisson's
+     * {@code forceUnlock}): an administrator's tool for a holder that hangs while it still renews. The
+     * lock is free at once; the holder learns it as a loss within its renewal period at the latest (its
+     * {@link Lease#lost()} completes with a {@link LockLostException} that says the grant was ended on the
+     * backend); the next grant's fencing token is higher than the ended one's, so that a resource that
+     * checks tokens refuses the old holder. Until the holder learns it, it may still believe it holds:
+     * only fencing protects a resource in that time, as with any expiry.
+     *
+     * @return the grant it ended, as {@link #inspect()} read it just before; free if nobody held the lock
+     * @throws LockBackendUnavailableException if the backend cannot be reached within {@code timeout}
+     * @throws UnsupportedOperationException on a mode of a {@link DistributedReadWriteLock}, or on a
+     *     backend that cannot end another client's grant; the message says why
+     * @throws InterruptedException if interrupted while waiting for the backend's answer
+     */
+    LockState forceRelease() throws InterruptedException;
 }

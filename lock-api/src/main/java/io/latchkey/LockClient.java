@@ -166,6 +166,35 @@ public interface LockClient extends AutoCloseable {
         return Connector.election(this, name);
     }
 
+    /** The most names {@link #list(String, String, int)} returns at once. */
+    int MAX_LIST = 10_000;
+
+    /**
+     * The names of the locks held now, by any client, whose names start with {@code prefix}, in
+     * {@link String#compareTo} order: a page of at most {@code limit}, those after {@code after} (from the
+     * start if it is null); the next page starts after the last name of this one. Semaphores, read-write
+     * locks and names nobody holds are not listed. Read-only, as {@link DistributedLock#inspect()}; the
+     * cost is the backend's: a key scan (Redis), a children read and one more per name (ZooKeeper), one
+     * range read (etcd), a group listing and description (Kafka).
+     *
+     * @param prefix the start of the names; empty for every name
+     * @param limit from 1 to {@link #MAX_LIST}
+     * @throws IllegalArgumentException if {@code limit} is out of range, or {@code prefix} or {@code after}
+     *     has a control character or is longer than a name may be
+     * @throws LockBackendUnavailableException if the backend cannot be reached within {@code timeout}
+     * @throws UnsupportedOperationException if the backend cannot list its locks
+     * @throws IllegalStateException if this client is closed
+     * @throws InterruptedException if interrupted while waiting for the backend's answer
+     */
+    default List<String> list(String prefix, String after, int limit) throws InterruptedException {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot list the held locks");
+    }
+
+    /** The first {@link #MAX_LIST} names of {@link #list(String, String, int)}. */
+    default List<String> list(String prefix) throws InterruptedException {
+        return list(prefix, null, MAX_LIST);
+    }
+
     /** The options this client runs with, after the URI's query was applied. */
     LockOptions options();
 

@@ -10,18 +10,23 @@ import io.latchkey.LockResult;
 import io.latchkey.LockState;
 import io.latchkey.internal.LocalLock.ModeKey;
 import io.latchkey.spi.Deadline;
+import io.latchkey.spi.GrantRecord;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The application's handle on one lock name, or on one mode of a read-write lock ({@code kind}
  * {@code READ} or {@code WRITE}); equal to another of the same client, name and kind.
  */
 record LockHandle(SharedLockClient client, String name, Kind kind) implements DistributedLock {
+
+    private static final Logger LOG = LoggerFactory.getLogger(LockHandle.class);
 
     @Override
     public Optional<Lease> tryLock(Duration wait) throws InterruptedException {
@@ -164,12 +169,32 @@ record LockHandle(SharedLockClient client, String name, Kind kind) implements Di
     @Override
     public LockState inspect() throws InterruptedException {
         client.ensureOpen();
-        if (kind != Kind.LOCK) {
-            throw new UnsupportedOperationException("read-write lock '" + name + "' cannot be inspected: inspect()"
-                    + " reads the holder of a plain lock or an election, and a read-write lock has many");
+        plainLockOnly("inspected: inspect() reads the holder");
+        return state(client.backend().inspect(name));
+    }
+
+    @Override
+    public LockState forceRelease() throws InterruptedException {
+        client.ensureOpen();
+        plainLockOnly("force-released: forceRelease() ends the grant");
+        LockState ended = state(client.backend().forceRelease(name));
+        if (ended.isHeld()) {
+            LOG.warn("lock '{}' on {}: force-released the grant of {}{}; the holder learns it as a loss within its"
+                    + " renewal period, and the next grant's token is higher", name, client.backend().describe(name),
+                    ended.holder().orElseThrow(), ended.token().isPresent() ? " (token " + ended.token().getAsLong() + ")" : "");
         }
-        return client.backend().inspect(name)
-                .map(g -> LockState.held(name, Holder.parse(g.holder()).orElse(Holder.UNKNOWN), g.token(), g.expiresIn()))
-                .orElseGet(() -> LockState.free(name));
+        return ended;
+    }
+
+    private void plainLockOnly(String whatFor) {
+        if (kind != Kind.LOCK) {
+            throw new UnsupportedOperationException("read-write lock '" + name + "' cannot be " + whatFor
+                    + " of a plain lock or an election, and a read-write lock has many");
+        }
+    }
+
+    private LockState state(Optional<GrantRecord> grant) {
+        return grant.map(g -> LockState.held(name, Holder.parse(g.holder()).orElse(Holder.UNKNOWN), g.token(),
+                g.expiresIn())).orElseGet(() -> LockState.free(name));
     }
 }

@@ -160,6 +160,31 @@ final class SharedLockClient implements LockClient {
     }
 
     @Override
+    public List<String> list(String prefix, String after, int limit) throws InterruptedException {
+        ensureOpen();
+        Objects.requireNonNull(prefix, "prefix");
+        if (!prefix.isEmpty()) {
+            try {
+                LockNames.validate(prefix);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("list prefix: " + e.getMessage(), e);
+            }
+        }
+        if (after != null) {
+            LockNames.validate(after);
+        }
+        if (limit < 1 || limit > MAX_LIST) {
+            throw new IllegalArgumentException("list limit must be 1 to " + MAX_LIST + ", got " + limit + " (prefix '"
+                    + LockNames.printable(prefix) + "'): take larger namespaces page by page, each after the last"
+                    + " name of the one before");
+        }
+        // the promise of order, prefix, page and size is kept here, whatever a backend hands back
+        return backend.list(prefix, after, limit).stream()
+                .filter(n -> n.startsWith(prefix) && (after == null || n.compareTo(after) > 0))
+                .sorted().distinct().limit(limit).toList();
+    }
+
+    @Override
     public DistributedReadWriteLock readWriteLock(String name) {
         ensureOpen();
         LockNames.validate(name);

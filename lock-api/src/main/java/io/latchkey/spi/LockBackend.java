@@ -1,5 +1,6 @@
 package io.latchkey.spi;
 
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -52,6 +53,40 @@ public interface LockBackend extends AutoCloseable {
     default Optional<GrantRecord> inspect(String lockName) throws InterruptedException {
         throw new UnsupportedOperationException(getClass().getName() + " does not read who holds a lock: '"
                 + lockName + "' cannot be inspected");
+    }
+
+    /**
+     * Ends the current grant of {@code lockName}, whoever holds it, as an administrator would (Redisson's
+     * {@code forceUnlock}): the lock is free on the backend at once, its holder learns it as a loss
+     * ({@link LeaseEvidence#lost}) within its renewal period at the latest, and the next grant's fencing
+     * token is higher than the ended one's, so that a fenced resource refuses the old holder. Waiters stay
+     * queued. Nothing is created for a name nobody holds.
+     *
+     * @return the grant it ended, as {@link #inspect} would have read it; empty if nobody held the lock
+     * @throws io.latchkey.LockBackendUnavailableException if the backend cannot be reached within
+     *     {@link io.latchkey.LockOptions#timeout()}
+     * @throws UnsupportedOperationException if this backend cannot end another client's grant honestly;
+     *     the default, and the message says why
+     */
+    default Optional<GrantRecord> forceRelease(String lockName) throws InterruptedException {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot end another client's grant: '"
+                + lockName + "' cannot be force-released");
+    }
+
+    /**
+     * The names of the locks held now whose names start with {@code prefix}, in {@link String#compareTo}
+     * order: the first {@code limit} of those after {@code after} (all of them from the start if
+     * {@code after} is null). Read-only, as {@link #inspect}. Semaphores, read-write locks and names
+     * nobody holds are not listed.
+     *
+     * @param prefix the start of the names, possibly empty
+     * @param limit from 1 to {@link io.latchkey.LockClient#MAX_LIST}
+     * @throws io.latchkey.LockBackendUnavailableException if the backend cannot be reached within
+     *     {@link io.latchkey.LockOptions#timeout()}
+     * @throws UnsupportedOperationException if this backend cannot list its locks; the default
+     */
+    default List<String> list(String prefix, String after, int limit) throws InterruptedException {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot list the held locks");
     }
 
     /**

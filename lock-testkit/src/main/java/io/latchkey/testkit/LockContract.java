@@ -237,6 +237,17 @@ public abstract class LockContract<S extends LockServer> extends ServerContract<
         }
     }
 
+    @GroupExecution.Beside
+    @Nested
+    @Order(19)
+    @DisplayName("Admin: the held names under a prefix, and a grant ended by force")
+    class Admin extends AdminTests {
+        @Override
+        LockContract<?> contract() {
+            return LockContract.this;
+        }
+    }
+
     @GroupExecution.Alone
     @Nested
     @Order(16)

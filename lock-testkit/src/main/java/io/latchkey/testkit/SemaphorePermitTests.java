@@ -49,6 +49,17 @@ abstract class SemaphorePermitTests extends SemaphoreGroup {
     }
 
     @Test
+    @DisplayName("a held permit is not a held lock: the list of held locks under a prefix names the lock, not the"
+            + " semaphore of another name under it")
+    void heldPermitsAreNotListedAsLocks() throws Exception {
+        String prefix = name() + "/";
+        LockClient client = client();
+        hold(client.semaphore(prefix + "semaphore", 2));
+        track(client.lock(prefix + "lock").tryLock(patientWait()).orElseThrow());
+        assertThat(client().list(prefix)).containsExactly(prefix + "lock");
+    }
+
+    @Test
     @DisplayName("a number of permits outside 1..1000 is an IllegalArgumentException")
     void permitsOutOfRangeAreRefused() {
         LockClient client = client();
