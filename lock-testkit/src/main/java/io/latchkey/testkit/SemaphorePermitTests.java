@@ -49,6 +49,7 @@ abstract class SemaphorePermitTests extends SemaphoreGroup {
     }
 
     @Test
+    @Tag("inspection") // with the inspection group: -Dgroups=inspection
     @DisplayName("a held permit is not a held lock: the list of held locks under a prefix names the lock, not the"
             + " semaphore of another name under it")
     void heldPermitsAreNotListedAsLocks() throws Exception {
