@@ -24,6 +24,8 @@ import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -214,15 +216,43 @@ final class MemoryLockBackend implements SemaphoreBackend {
     /** One {@code holder} request: the grant's token, the holder session's TTL left, the holder text. */
     @Override
     public Optional<GrantRecord> inspect(String lockName) throws InterruptedException {
+        return grant(request(lockName, "holder", key(namespace, lockName)));
+    }
+
+    /**
+     * One {@code force} request: the server ends the grant, tells its holder's session at once (which
+     * reports the loss, {@link Connection#read}) and grants the next waiter under the next token.
+     */
+    @Override
+    public Optional<GrantRecord> forceRelease(String lockName) throws InterruptedException {
+        return grant(request(lockName, "force", key(namespace, lockName)));
+    }
+
+    /** One {@code list} request: the server filters, orders and limits the names of the held locks. */
+    @Override
+    public List<String> list(String prefix, String after, int limit) throws InterruptedException {
+        String[] r = request(prefix, "list", key(namespace, prefix) + " " + (after == null ? "-" : key(namespace, after))
+                + " " + limit);
+        List<String> names = new ArrayList<>();
+        for (int i = 2; i < r.length; i++) {
+            names.add(URLDecoder.decode(r[i], StandardCharsets.UTF_8).substring(namespace.length() + 1));
+        }
+        return names;
+    }
+
+    private static Optional<GrantRecord> grant(String[] r) {
+        return r[2].equals("free") ? Optional.empty() : Optional.of(new GrantRecord(r[4].equals("-") ? null
+                : URLDecoder.decode(r[4], StandardCharsets.UTF_8), Long.parseLong(r[2]), Duration.ofMillis(Long.parseLong(r[3]))));
+    }
+
+    /** One request {@code what <id> <arguments>} about {@code lockName}, answered within the timeout. */
+    private String[] request(String lockName, String what, String arguments) throws InterruptedException {
         Connection c = connection(lockName, describe(lockName));
         long id = ids.incrementAndGet();
         try {
-            String[] r = c.request(id, "holder " + id + " " + key(namespace, lockName))
-                    .get(options.timeout().toMillis(), TimeUnit.MILLISECONDS);
-            return r[2].equals("free") ? Optional.empty() : Optional.of(new GrantRecord(r[4].equals("-") ? null
-                    : URLDecoder.decode(r[4], StandardCharsets.UTF_8), Long.parseLong(r[2]), Duration.ofMillis(Long.parseLong(r[3]))));
+            return c.request(id, what + " " + id + " " + arguments).get(options.timeout().toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException | ExecutionException e) {
-            throw unavailableAt(lockName, describe(lockName), "holder request", e);
+            throw unavailableAt(lockName, describe(lockName), what + " request", e);
         } finally {
             c.pending.remove(id);
         }
@@ -341,6 +371,15 @@ final class MemoryLockBackend implements SemaphoreBackend {
                 String line;
                 while ((line = in.readLine()) != null) {
                     String[] parts = line.split(" ");
+                    if (parts[0].equals("ended")) {
+                        Held ended = held.remove(parseId(parts[1]));
+                        if (ended != null) {
+                            log.warn("lock '{}': {} ended its grant (a force release)", ended.lockName, server);
+                            ended.evidence.lost("memory server " + server + " ended the grant of lock '" + ended.lockName
+                                    + "' (a force release by another client)", null);
+                        }
+                        continue;
+                    }
                     Pending answered = parts.length > 1 ? pending.remove(parseId(parts[1])) : null;
                     if (answered != null) {
                         if (answered.sentAt - lastAnsweredSentAt > 0) {

@@ -10,6 +10,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.URLDecoder;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,6 +41,9 @@ import java.util.concurrent.TimeUnit;
  * ping &lt;id&gt;                           -&gt; pong &lt;id&gt;
  * inspect &lt;id&gt; &lt;name&gt;                  -&gt; state &lt;id&gt; absent|present
  * holder &lt;id&gt; &lt;name&gt;                   -&gt; holder &lt;id&gt; free | holder &lt;id&gt; &lt;token&gt; &lt;ttlLeftMillis&gt; &lt;holder&gt;|-
+ * force &lt;id&gt; &lt;name&gt;                    -&gt; as holder, for the grant it ended; its holder is told
+ *                                        ended &lt;acquireId&gt;, and the next waiter is granted
+ * list &lt;id&gt; &lt;prefix&gt; &lt;after&gt;|- &lt;limit&gt;   -&gt; names &lt;id&gt; [&lt;name&gt; ...]   (held locks, in order)
  * </pre>
  *
  * <p>Semaphores live in a table of their own, so that a semaphore and a lock of one name are
@@ -277,14 +282,38 @@ public final class MemoryLockServer implements AutoCloseable {
             case "holder":
                 // the session's TTL left: how long the server keeps the grant if its holder goes silent
                 Entry held = locks.get(r[2]);
-                Grant g = held == null ? null : held.holder;
-                s.out.println("holder " + r[1] + (g == null ? " free" : " " + g.token() + " "
-                        + TimeUnit.NANOSECONDS.toMillis(Math.max(0, g.session().ttlNanos
-                                - (System.nanoTime() - g.session().lastSeen))) + " " + g.holder()));
+                s.out.println(holderLine("holder " + r[1], held == null ? null : held.holder));
+                break;
+            case "force":
+                Entry forced = locks.get(r[2]);
+                Grant ended = forced == null ? null : forced.holder;
+                s.out.println(holderLine("forced " + r[1], ended));
+                if (ended != null) {
+                    ended.session().out.println("ended " + ended.id());
+                    forced.holder = null;
+                    grantNext(r[2], forced);
+                }
+                break;
+            case "list":
+                String prefix = URLDecoder.decode(r[2], StandardCharsets.UTF_8);
+                String after = r[3].equals("-") ? null : URLDecoder.decode(r[3], StandardCharsets.UTF_8);
+                StringBuilder names = new StringBuilder("names " + r[1]);
+                locks.entrySet().stream().filter(l -> l.getValue().holder != null)
+                        .map(l -> URLDecoder.decode(l.getKey(), StandardCharsets.UTF_8))
+                        .filter(n -> n.startsWith(prefix) && (after == null || n.compareTo(after) > 0)).sorted()
+                        .limit(Integer.parseInt(r[4]))
+                        .forEach(n -> names.append(' ').append(URLEncoder.encode(n, StandardCharsets.UTF_8)));
+                s.out.println(names);
                 break;
             default:
                 s.out.println("error unknown request " + r[0]);
         }
+    }
+
+    /** {@code head} and the grant {@code g}: its token, its session's TTL left, its holder text; or free. */
+    private static String holderLine(String head, Grant g) {
+        return head + (g == null ? " free" : " " + g.token() + " " + TimeUnit.NANOSECONDS.toMillis(Math.max(0,
+                g.session().ttlNanos - (System.nanoTime() - g.session().lastSeen))) + " " + g.holder());
     }
 
     /** Grants a free lock to the next live waiter; removes the state of a lock nobody holds or wants. */
