@@ -53,6 +53,25 @@ final class RedisKeys {
         return "{" + tag(key) + "}" + key;
     }
 
+    /**
+     * The lock name whose key under {@code prefix} is {@code key} ({@link #lockKey} undone), or null if
+     * {@code key} is no lock key of that prefix: one that does not begin with the prefix (after a tag on a
+     * cluster), or whose name would have been given another form (a tag where none belongs, or none where
+     * one does). So a key that {@code lockKey} never writes is never taken for a lock.
+     */
+    static String lockName(String prefix, String key, boolean cluster) {
+        String untagged = cluster && key.length() >= TAGGED_HEAD && key.charAt(0) == '{' && key.charAt(TAGGED_HEAD - 1) == '}'
+                ? key.substring(TAGGED_HEAD) : key;
+        if (!untagged.startsWith(prefix)) {
+            return null;
+        }
+        String name = untagged.substring(prefix.length());
+        return lockKey(prefix, name, cluster).equals(key) ? name : null;
+    }
+
+    /** The length of a lock key's hash tag on a cluster: a brace, 16 hex digits, a brace. */
+    static final int TAGGED_HEAD = 18;
+
     /** The key of a lock's last completed slot, in the lock key's hash slot. */
     static String slotKey(String lockKey, boolean cluster) {
         return cluster && lockKey.startsWith("{") ? "latchkey_slot:" + lockKey : "latchkey_slot:{" + lockKey + "}";

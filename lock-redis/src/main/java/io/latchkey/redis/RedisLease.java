@@ -45,9 +45,10 @@ final class RedisLease extends RedisRenewed implements BackendLease {
 
     @Override
     String lostReason() {
-        return backend.describe(lockName) + " no longer holds this lease's owner id: it expired"
-                + " (renewal failed for longer than the lease), was deleted, or a failover promoted a replica"
-                + " that never received the grant";
+        return backend.describe(lockName) + " no longer holds this lease's owner id:"
+                + " the grant was ended on the backend (deleted, for example force-released by another client), it"
+                + " expired (renewal failed for longer than the lease), or a failover promoted a replica that never"
+                + " received the grant";
     }
 
     /** atLeast by the key's own expiry: it outlives this process, and nothing renews it any more. */

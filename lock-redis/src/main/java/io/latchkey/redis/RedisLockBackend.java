@@ -16,7 +16,6 @@ import static io.latchkey.redis.RedisKeys.tokenKey;
 import static io.latchkey.redis.RedisKeys.waitersKey;
 import static io.latchkey.redis.RedisKeys.wakeChannel;
 import static io.latchkey.redis.RedisScripts.GRANT;
-import static io.latchkey.redis.RedisScripts.INSPECT;
 import static io.latchkey.redis.RedisScripts.PERMIT_GRANT;
 import static io.latchkey.redis.RedisScripts.PERMIT_RELEASE;
 import static io.latchkey.redis.RedisScripts.RELEASE;
@@ -51,7 +50,6 @@ import org.redisson.api.RFuture;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.LongCodec;
-import org.redisson.client.codec.StringCodec;
 import org.redisson.client.protocol.RedisCommands;
 import org.redisson.command.CommandAsyncExecutor;
 import org.slf4j.Logger;
@@ -114,6 +112,7 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
     private final ScheduledThreadPoolExecutor checker;
     private final RedisContender contender;
     private final RedisReadWrite readWrite = new RedisReadWrite(this);
+    private final RedisAdmin admin = new RedisAdmin(this);
     /** On a Redis Cluster a lock key with a brace gets a hash tag of its own; see {@link RedisKeys}. */
     private final boolean cluster;
     private final HolderStamp stamp;
@@ -243,25 +242,22 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
         return lease;
     }
 
-    /**
-     * One read-only script on the lock's key ({@link RedisScripts#INSPECT}), on the master: the holder and
-     * token fields written with the grant, and the key's PTTL as the time Redis keeps it.
-     */
+    /** {@link RedisAdmin#inspect}: one read-only script on the lock's key. */
     @Override
     public Optional<GrantRecord> inspect(String lockName) {
-        String key = key(lockName);
-        List<Object> r = await(redisson.getScript(StringCodec.INSTANCE).<List<Object>>evalAsync(key,
-                RScript.Mode.READ_WRITE, INSPECT, RScript.ReturnType.LIST, List.of(key)).toCompletableFuture(),
-                lockName, "lock '" + lockName + "' (" + describe(lockName) + "): ", where(lockName),
-                "reading the holder of lock '" + lockName + "'");
-        long ttl = ((Number) r.get(0)).longValue();
-        if (ttl == -2) {
-            return Optional.empty();
-        }
-        String token = (String) r.get(1);
-        String holder = (String) r.get(2);
-        return Optional.of(new GrantRecord(holder.isEmpty() ? null : holder, token.isEmpty() ? -1 : Long.parseLong(token),
-                ttl >= 0 ? Duration.ofMillis(ttl) : null));
+        return admin.inspect(lockName);
+    }
+
+    /** {@link RedisAdmin#forceRelease}: one script that reads the grant and deletes the lock key alone. */
+    @Override
+    public Optional<GrantRecord> forceRelease(String lockName) {
+        return admin.forceRelease(lockName);
+    }
+
+    /** {@link RedisAdmin#list}: a SCAN of every primary, then one read-only script per name listed. */
+    @Override
+    public List<String> list(String prefix, String after, int limit) {
+        return admin.list(prefix, after, limit);
     }
 
     CompletableFuture<Long> release(String key, String field) {
@@ -300,6 +296,10 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
 
     String server() {
         return server;
+    }
+
+    boolean cluster() {
+        return cluster;
     }
 
     CommandAsyncExecutor commands() {

@@ -86,6 +86,32 @@ final class RedisScripts {
             + "return 1";
 
     /**
+     * The force release, an administrator's: ends whatever grant the lock key holds. KEYS as
+     * {@link #RELEASE}'s. Returns {-2} and touches nothing if the key does not exist; else reads the grant
+     * as {@link #INSPECT} does ({PTTL, token field, holder field}), deletes the lock key alone and wakes a
+     * waiter as {@link #RELEASE} does, and returns what it read. The token counter is not touched, so the
+     * next grant's token is higher; the holder's next {@link #CHECK} no longer finds its owner field.
+     */
+    static final String FORCE_RELEASE = EFFECTS
+            + "local ttl = redis.call('pttl', KEYS[1]); if ttl == -2 then return {-2} end; "
+            + "local grant = {ttl, redis.call('hget', KEYS[1], '" + TOKEN + "') or '', "
+            + "redis.call('hget', KEYS[1], '" + HOLDER + "') or ''}; "
+            + "redis.call('del', KEYS[1]); "
+            + "if redis.call('exists', KEYS[2]) == 1 then "
+            + "local t = redis.call('time'); "
+            + "redis.call('zremrangebyscore', KEYS[2], '-inf', '(' .. (t[1] * 1000 + math.floor(t[2] / 1000))); "
+            + WAKE_FIRST_LISTENING + "end; "
+            + "redis.call('publish', KEYS[4], 0); "
+            + "return grant";
+
+    /**
+     * Listing, read-only. KEYS: a key found under the namespace. Returns 1 if it is a hash, the type of
+     * every grant (this backend's, an older Latchkey's, a Redisson lock's on the same key), else 0: gone
+     * since the scan, or some other kind of key.
+     */
+    static final String IS_GRANT = "if redis.call('type', KEYS[1]).ok == 'hash' then return 1 end; return 0";
+
+    /**
      * The renewal and the confirmation in one: if the key still holds the owner's field, extends it to
      * the lease (ARGV[2] ms) and returns its remaining life in ms; else -3.
      */

@@ -52,6 +52,16 @@
  * its own retry. (When the key contains a brace, Redisson's rule is followed: {@code prefix:key}
  * without added braces.)
  *
+ * <h2>Force release and listing</h2>
+ * {@code forceRelease} is one script that reads the grant as {@code inspect} does and deletes the lock key
+ * alone, then wakes the first live waiter as a release does: the token counter stays, so the next token is
+ * higher, and the holder's next check (within {@code (lease - safetyMargin) / 3}) finds its owner gone and
+ * signals the loss. {@code list} walks every primary's whole key space with {@code SCAN ... MATCH
+ * <namespace>:<prefix>* COUNT 1000} (on a cluster a second walk for keys tagged by a brace in the name), so
+ * it costs one round trip per thousand keys of the database however few match, then one read-only script per
+ * name it takes for the page, confirming that the key is still a hash; it is meant for an operator, not a hot
+ * path.
+ *
  * <h2>Read-write locks</h2>
  * A read-write lock named {@code n} ({@link io.latchkey.LockClient#readWriteLock}) lives in keys under the
  * semaphore's kind of hash tag, beginning with {@code latchkey_rw} so that no lock or semaphore key meets
