@@ -125,6 +125,28 @@ class RedisClusterTest {
         }
     }
 
+    /** list finds the tagged keys of names with braces, on whichever primary serves them, beside the plain ones. */
+    @Test
+    void list_finds_held_names_with_and_without_braces_on_every_primary() throws Exception {
+        String marker = unique("list");
+        List<String> names = new ArrayList<>();
+        for (String suffix : List.of("plain", "a{b}", "}{", "{}", "x", "y", "z")) {
+            names.add(marker + ":" + suffix);
+        }
+        List<Lease> leases = new ArrayList<>();
+        try (LockClient client = client(options())) {
+            for (String name : names) {
+                leases.add(client.lock(name).lock(TIMEOUT));
+            }
+            try (io.latchkey.SemaphoreLease permit = client.semaphore(marker + ":semaphore", 2).tryAcquire(TIMEOUT)
+                    .orElseThrow()) {
+                assertThat(client.list(marker + ":")).containsExactlyElementsOf(names.stream().sorted().toList());
+            }
+            leases.forEach(Lease::close);
+            assertThat(client.list(marker + ":")).as("after the releases").isEmpty();
+        }
+    }
+
     @Test
     void a_grant_waits_for_the_replica_of_the_primary_that_serves_the_lock() throws Exception {
         String name = unique("wait");
