@@ -24,13 +24,15 @@ import picocli.CommandLine.ScopeType;
 @Command(name = "latchkey", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Run a command under a distributed lock, or while leading an election, on Redis, ZooKeeper, etcd"
                 + " or Kafka, see who holds a lock or leads, and watch Latchkey work.",
-        subcommands = {RunCommand.class, ElectCommand.class, StatusCommand.class, LeaderCommand.class, DemoCommand.class,
+        subcommands = {RunCommand.class, ElectCommand.class, StatusCommand.class, ListCommand.class, ReleaseCommand.class,
+                LeaderCommand.class, DemoCommand.class,
                 ServerCommand.class, CommandLine.HelpCommand.class, AutoComplete.GenerateCompletion.class},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {
             "0:success; with run and elect, the command's own status",
             "2:bad input: options, duration, URI, unknown backend, missing -- or command",
-            "3:status: the lock is free; leader: no candidate leads",
+            "1:the backend cannot do what was asked; release: not confirmed",
+            "3:status, release: the lock is free; leader: no candidate leads",
             "69:the backend could not be reached",
             "70:run: the lease was lost and the command was stopped",
             "75:run: the lock is held by someone else (--conflict-exit-code)",

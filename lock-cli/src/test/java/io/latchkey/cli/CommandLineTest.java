@@ -180,6 +180,24 @@ class CommandLineTest {
     }
 
     @Test
+    @DisplayName("list and release: usage, a bad prefix, limit or name, and release without --force are exit 2 before"
+            + " connecting; an unreachable backend is 69")
+    void listAndReleaseUsage() throws Exception {
+        String down = "redis://127.0.0.1:1?timeout=1s";
+        Cli help = Cli.start(dir, "help", "release");
+        assertThat(help.await(BOUND)).isZero();
+        assertThat(help.stdout()).contains("latchkey release --force [--yes] [OPTIONS] NAME", "3 the lock was free");
+        assertUsage(Cli.start(dir, "release", "--uri", down, "report:nightly"),
+                "release of lock 'report:nightly' needs --force");
+        assertUsage(Cli.start(dir, "release", "--force", "--uri", down, "feed\u0007"),
+                "bad lock name: lock name must not contain control characters: U+0007");
+        assertUsage(Cli.start(dir, "list", "--uri", down, "--limit", "0"), "--limit must be 1 to 10000, got 0");
+        assertUsage(Cli.start(dir, "list", "--uri", down, "feed\u0007"), "bad prefix: lock name must not contain");
+        Cli unreachable = Cli.start(dir, "list", "--uri", down, "report:");
+        assertThat(unreachable.await(BOUND)).as(unreachable.stderr()).isEqualTo(ExitCodes.BACKEND_UNAVAILABLE);
+    }
+
+    @Test
     @DisplayName("the URI handed to the command has no password")
     void redaction() {
         assertThat(LockUri.redact("redis://user:s3cret@host:6379/0?lease=5s")).isEqualTo("redis://user:****@host:6379/0?lease=5s");

@@ -34,6 +34,8 @@ class DemoCommandTest {
         assertThat(number(out, "failovers")).as(out).isGreaterThanOrEqualTo(1);
         assertThat(number(out, "stale writes refused")).as(out).isGreaterThanOrEqualTo(1);
         assertThat(out).contains("tokens increase with grants  yes").doesNotContain("\033[");
+        // what latchkey status reads from the backend, before the kill and after the failover: a worker by name
+        assertThat(out).containsPattern("latchkey status report:nightly: held by worker-\\d+ token \\d+");
     }
 
     @Test
@@ -49,7 +51,8 @@ class DemoCommandTest {
             assertThat(number(out, "overlapping valid leases")).as(out).isZero();
             assertThat(number(out, "failovers")).as(out).isGreaterThanOrEqualTo(1);
             assertThat(number(out, "stale writes refused")).as(out).isGreaterThanOrEqualTo(1);
-            assertThat(out).contains("tokens increase with grants  yes");
+            assertThat(out).contains("tokens increase with grants  yes")
+                    .containsPattern("latchkey status report:nightly: held by worker-\\d+ token \\d+");
         }
     }
 

@@ -58,6 +58,46 @@ abstract class StatusCommandContract {
         status(name).assertExits(backend.bound(), ExitCodes.NONE);
     }
 
+    @Test
+    @DisplayName("latchkey list names a run's lock under its prefix with its owner and token, as a line and as JSON;"
+            + " latchkey release --force ends that grant and prints it, the run stops its command and exits 70 within the"
+            + " lease, and the lock is free: a second release is exit 3 and the list is empty")
+    void listAndForceRelease() throws Exception {
+        String prefix = RunCommandContract.lockName() + "/";
+        String name = prefix + "a";
+        Path token = dir.resolve("token");
+        String owned = backend.uri() + (backend.uri().contains("?") ? "&" : "?") + "owner=cli-list-1";
+        Cli run = Cli.start(dir, Map.of(), "run", "--uri", owned, name, "--", "sh", "-c",
+                "echo \"$LATCHKEY_FENCING_TOKEN\" > '" + token + ".tmp'; mv '" + token + ".tmp' '" + token + "'; exec sleep 300");
+        started.add(run);
+        Cli.awaitTrue(backend.bound(), "the run's command holds the lock", () -> Files.exists(token), List.of(run));
+        String t = Files.readString(token).strip();
+
+        Cli list = cli("list", "--uri", backend.uri(), prefix);
+        list.assertExits(backend.bound(), ExitCodes.OK);
+        assertThat(list.stdout()).as(list.stderr()).startsWith(name + ": held by cli-list-1 token " + t + " (")
+                .hasLineCount(1);
+        Cli json = cli("list", "--json", "--uri", backend.uri(), prefix);
+        json.assertExits(backend.bound(), ExitCodes.OK);
+        assertThat(json.stdout()).as(json.stderr()).startsWith("[{\"name\":\"" + name + "\",\"owner\":\"cli-list-1\"")
+                .contains(",\"token\":" + t);
+
+        Cli release = cli("release", "--force", "--uri", backend.uri(), name);
+        release.assertExits(backend.bound(), ExitCodes.OK);
+        assertThat(release.stdout()).as(release.stderr()).startsWith(name + ": ended the grant of cli-list-1 token " + t);
+        run.assertExits(backend.lease().plus(backend.bound()), ExitCodes.LOCK_LOST);
+        cli("release", "--force", "--uri", backend.uri(), name).assertExits(backend.bound(), ExitCodes.NONE);
+        Cli empty = cli("list", "--uri", backend.uri(), prefix);
+        empty.assertExits(backend.bound(), ExitCodes.OK);
+        assertThat(empty.stdout()).isEmpty();
+    }
+
+    private Cli cli(String... args) {
+        Cli cli = Cli.start(dir, Map.of(), args);
+        started.add(cli);
+        return cli;
+    }
+
     private Cli status(String name) {
         Cli cli = Cli.start(dir, Map.of(), "status", "--uri", backend.uri(), name);
         started.add(cli);

@@ -2,6 +2,7 @@ package io.latchkey.cli.demo;
 
 import io.latchkey.LockClient;
 import io.latchkey.LockLostException;
+import io.latchkey.LockState;
 import io.latchkey.cli.Backends;
 import io.latchkey.cli.CliException;
 import io.latchkey.cli.DurationConverter;
@@ -168,13 +169,31 @@ public final class DemoCommand implements Callable<Integer> {
         long t = System.nanoTime();
         p.destroyForcibly();
         history.fault("kill -9", victim, t, t);
+        showStatus();
         term.say(Terminal.RED, "fault 1/3: kill -9 " + victim + " (pid " + p.pid() + "), the holder. It cannot release:"
                 + " the lock is handed on once its lease of " + DurationConverter.format(lease) + " runs out");
         Event next = awaitGrant(t, victim, bound);
         if (next != null) {
             failover("kill -9 of " + victim, next, t);
+            showStatus();
         }
         spawn();
+    }
+
+    /**
+     * What {@code latchkey status} prints now, read as it reads it ({@link LockClient#lock(String)}'s
+     * {@code inspect()}) through a client of the demo's own: the backend's record, not the workers' story.
+     */
+    private void showStatus() throws InterruptedException {
+        String said;
+        try (LockClient client = Backends.connect(workerUri)) {
+            LockState s = client.lock(LOCK).inspect();
+            said = s.isHeld() ? "held by " + s.holder().orElseThrow().owner()
+                    + (s.token().isPresent() ? " token " + s.token().getAsLong() : "") : "free";
+        } catch (RuntimeException e) {
+            said = "cannot tell: " + e.getMessage();
+        }
+        term.say(null, "latchkey status " + LOCK + ": " + said);
     }
 
     private void stopHolder(Duration bound) throws InterruptedException {
@@ -279,7 +298,9 @@ public final class DemoCommand implements Callable<Integer> {
                 // small, quick JVMs: four of them share two cores with the server
                 "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx128m",
                 "-cp", System.getProperty("java.class.path"), DemoWorker.class.getName(),
-                workerUri, LOCK, Integer.toString(storePort), name);
+                // the worker's name as its owner, so that status names it
+                workerUri.contains("owner=") ? workerUri : workerUri + (workerUri.contains("?") ? "&" : "?") + "owner=" + name,
+                LOCK, Integer.toString(storePort), name);
         ProcessBuilder pb = new ProcessBuilder(command)
                 .redirectError(verbose ? ProcessBuilder.Redirect.INHERIT : ProcessBuilder.Redirect.DISCARD)
                 .redirectInput(ProcessBuilder.Redirect.PIPE);
