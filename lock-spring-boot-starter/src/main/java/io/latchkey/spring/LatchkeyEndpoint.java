@@ -14,7 +14,8 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
  * The Actuator endpoint {@code latchkey}: the leases this application holds ({@code /actuator/latchkey})
  * and who holds a lock of any name, by any client ({@code /actuator/latchkey/{name}}).
  *
- * <p>Read-only, by decision: it changes nothing on the backend. The list is this application's own,
+ * <p>Read-only, by decision: it changes nothing on the backend, unless the application enables force
+ * release ({@link ForceReleasingEndpoint}). The list is this application's own,
  * kept from its client's lock events ({@link HeldLeases}); a name is one read of the backend
  * ({@link io.latchkey.DistributedLock#inspect()}). Exposed like any endpoint, for example with
  * {@code management.endpoints.web.exposure.include=health,latchkey}.
@@ -49,12 +50,25 @@ public class LatchkeyEndpoint {
      */
     @ReadOperation
     public Map<String, Object> lock(@Selector String name) throws InterruptedException {
+        return describe(client.lock(checked(name)).inspect());
+    }
+
+    LockClient client() {
+        return client;
+    }
+
+    /** {@code name}, or a 400 naming the rule it breaks. */
+    static String checked(String name) {
         try {
-            LockClient.checkName(name);
+            return LockClient.checkName(name);
         } catch (IllegalArgumentException e) {
             throw new InvalidEndpointRequestException("bad lock name: " + e.getMessage(), e.getMessage());
         }
-        LockState state = client.lock(name).inspect();
+    }
+
+    /** A lock's state as the endpoint answers it. */
+    static Map<String, Object> describe(LockState state) {
+        String name = state.name();
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("name", name);
         m.put("held", state.isHeld());

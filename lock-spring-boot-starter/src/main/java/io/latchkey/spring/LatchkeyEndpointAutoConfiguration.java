@@ -7,6 +7,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -21,11 +22,23 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnAvailableEndpoint(LatchkeyEndpoint.class)
 public class LatchkeyEndpointAutoConfiguration {
 
+    /** With force release, only when the application enables it; declared first, so that it wins. */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnProperty(name = "latchkey.endpoint.force-release", havingValue = "true")
+    LatchkeyEndpoint forceReleasingLatchkeyEndpoint(LockClient client) {
+        return new ForceReleasingEndpoint(client, listening(client));
+    }
+
     @Bean
     @ConditionalOnMissingBean
     LatchkeyEndpoint latchkeyEndpoint(LockClient client) {
+        return new LatchkeyEndpoint(client, listening(client));
+    }
+
+    private static HeldLeases listening(LockClient client) {
         HeldLeases held = new HeldLeases();
         client.addListener(held);
-        return new LatchkeyEndpoint(client, held);
+        return held;
     }
 }

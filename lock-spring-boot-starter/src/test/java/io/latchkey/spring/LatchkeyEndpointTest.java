@@ -60,6 +60,27 @@ class LatchkeyEndpointTest {
     }
 
     @Test
+    void forceReleaseOnlyWhenEnabled() {
+        runner.withPropertyValues("management.endpoints.web.exposure.include=latchkey").run(context ->
+                assertThat(context.getBean(LatchkeyEndpoint.class)).isNotInstanceOf(ForceReleasingEndpoint.class));
+        runner.withPropertyValues("management.endpoints.web.exposure.include=latchkey", "latchkey.endpoint.force-release=true")
+                .run(context -> {
+                    ForceReleasingEndpoint endpoint = context.getBean(ForceReleasingEndpoint.class);
+                    String name = "endpoint:" + ProcessHandle.current().pid() + ":" + System.nanoTime();
+                    try (LockClient other = LockClient.connect(REDIS.get().uri(REDIS.get().endpoints())
+                            + "?lease=3s&timeout=1s&owner=other-app")) {
+                        Lease lease = other.lock(name).lock(Duration.ZERO);
+                        assertThat(endpoint.forceRelease(name)).containsEntry("released", true)
+                                .containsEntry("owner", "other-app").containsEntry("token", lease.fencingToken());
+                        await("the other application's lease lost", () -> lease.lost().toCompletableFuture().isDone());
+                        assertThat(endpoint.forceRelease(name)).isEqualTo(Map.of("name", name, "held", false,
+                                "released", false));
+                    }
+                    assertThatThrownBy(() -> endpoint.forceRelease("")).isInstanceOf(InvalidEndpointRequestException.class);
+                });
+    }
+
+    @Test
     void notThereUnlessExposed() {
         runner.run(context -> assertThat(context).doesNotHaveBean(LatchkeyEndpoint.class));
     }
