@@ -3,6 +3,7 @@ package io.latchkey.etcd;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
+import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
 import io.latchkey.spi.GrantRecord;
@@ -41,23 +42,44 @@ final class EtcdInspection {
 
     static Optional<GrantRecord> read(EtcdLockBackend backend, String lockName) throws InterruptedException {
         long start = System.nanoTime();
+        KeyValue oldest = oldest(backend, lockName);
+        return oldest == null ? Optional.empty() : Optional.of(record(backend, lockName, oldest, start));
+    }
+
+    /** The key with the lowest create revision under the lock's prefix, the holder's; null if there is none. */
+    static KeyValue oldest(EtcdLockBackend backend, String lockName) throws InterruptedException {
         GetResponse r = backend.call(lockName, "reading the holder's key",
                 backend.client().getKVClient().get(EtcdLockBackend.bytes(backend.prefix(lockName)), OLDEST));
-        if (r.getKvs().isEmpty()) {
-            return Optional.empty();
-        }
-        KeyValue kv = r.getKvs().get(0);
+        return r.getKvs().isEmpty() ? null : r.getKvs().get(0);
+    }
+
+    /** A range read of the lock's oldest key, as {@link #oldest} reads it, for a transaction. */
+    static Op readOldest(EtcdLockBackend backend, String lockName) {
+        return Op.get(EtcdLockBackend.bytes(backend.prefix(lockName)), OLDEST);
+    }
+
+    /**
+     * The grant of the holder's key {@code kv}: its value, its create revision and the remaining TTL of
+     * its lease, read within what is left of the {@code timeout} option since {@code startNanos}.
+     */
+    static GrantRecord record(EtcdLockBackend backend, String lockName, KeyValue kv, long startNanos)
+            throws InterruptedException {
         String holder = kv.getValue().toString(StandardCharsets.UTF_8);
         long token = kv.getCreateRevision();
         if (kv.getLease() == 0) {
             // never written so by this backend: every key it puts is bound to a lease
-            return Optional.of(new GrantRecord(holder, token, null));
+            return new GrantRecord(holder, token, null);
         }
-        Duration rest = backend.timeout().minusNanos(System.nanoTime() - start);
         LeaseTimeToLiveResponse lease = backend.call(lockName, backend.subject(lockName),
                 "reading the TTL of lease " + Long.toHexString(kv.getLease()),
                 backend.client().getLeaseClient().timeToLive(kv.getLease(), LeaseOption.DEFAULT),
-                rest.isNegative() ? Duration.ZERO : rest);
-        return Optional.of(new GrantRecord(holder, token, Duration.ofSeconds(Math.max(0, lease.getTTL()))));
+                rest(backend, startNanos));
+        return new GrantRecord(holder, token, Duration.ofSeconds(Math.max(0, lease.getTTL())));
+    }
+
+    /** What is left of the {@code timeout} option since {@code startNanos}; zero once it has passed. */
+    static Duration rest(EtcdLockBackend backend, long startNanos) {
+        Duration rest = backend.timeout().minusNanos(System.nanoTime() - startNanos);
+        return rest.isNegative() ? Duration.ZERO : rest;
     }
 }

@@ -52,6 +52,7 @@ class EtcdLease implements BackendLease {
     private Throwable failureCause; // guarded by this
     private Runnable wake; // guarded by this
     private long slotWrittenAt; // guarded by this: the revision of this grant's last slot record, 0 if none
+    private long grantedAt; // guarded by this: System.nanoTime() when the grant was reported, once evidence is set
 
     /**
      * @param holder the holder text ({@link io.latchkey.spi.HolderStamp}) that {@link EtcdQueue} puts as
@@ -105,6 +106,34 @@ class EtcdLease implements BackendLease {
 
     /** The session's lease ended, and this key with it (or soon, at etcd's expiry). */
     void sessionEnded(String reason, Throwable cause) {
+        lose(reason, cause);
+    }
+
+    /**
+     * Whether {@link EtcdGrantCheck} reads this key at the session's renewals: a plain lock's grant, the
+     * only kind that another client can end ({@link EtcdAdmin#forceRelease}).
+     */
+    boolean checkedAtRenewal() {
+        return true;
+    }
+
+    /** Whether this key is a grant held since {@code nanos} ({@link System#nanoTime()}) or earlier, and not lost. */
+    synchronized boolean heldSince(long nanos) {
+        return evidence != null && !ended && failure == null && grantedAt - nanos <= 0;
+    }
+
+    /**
+     * {@link EtcdGrantCheck} found this grant's key gone while the session's lease lives: it was deleted on
+     * the server, by a force release or by hand, so the grant ended there.
+     */
+    void deletedOnServer() {
+        lose("key '" + keyString() + "' of this grant (token " + revision + ") was deleted on the etcd server while"
+                + " its lease was still alive: the grant was ended there, for example by a force release"
+                + " (forceRelease) from another client, and another client may hold the lock now; stop using what it"
+                + " guards and acquire the lock again", null);
+    }
+
+    private void lose(String reason, Throwable cause) {
         LeaseEvidence target;
         synchronized (this) {
             if (ended || failure != null) {
@@ -133,6 +162,7 @@ class EtcdLease implements BackendLease {
         Throwable cause;
         synchronized (this) {
             this.evidence = evidence;
+            grantedAt = System.nanoTime();
             lostMeanwhile = failure;
             cause = failureCause;
         }

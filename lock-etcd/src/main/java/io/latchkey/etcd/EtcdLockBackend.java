@@ -167,6 +167,18 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
         return EtcdInspection.read(this, lockName);
     }
 
+    /** Deletes the holder's key, guarded by its create revision, see {@link EtcdAdmin} and {@link EtcdGrantCheck}. */
+    @Override
+    public Optional<GrantRecord> forceRelease(String lockName) throws InterruptedException {
+        return EtcdAdmin.forceRelease(this, lockName);
+    }
+
+    /** The names of the lock keys of one range read under the prefix, see {@link EtcdAdmin}. */
+    @Override
+    public List<String> list(String prefix, String after, int limit) throws InterruptedException {
+        return EtcdAdmin.list(this, namespace, prefix, after, limit);
+    }
+
     @Override
     public String describeSemaphore(String name) {
         return "etcd key prefix '" + semaphorePrefix(namespace, name) + "'";

@@ -46,6 +46,12 @@ final class EtcdPermit extends EtcdLease implements PermitLease {
         return false;
     }
 
+    /** Only its holder, its lease or a hand ends it: no client ends a permit through Latchkey. */
+    @Override
+    boolean checkedAtRenewal() {
+        return false;
+    }
+
     @Override
     public String toString() {
         return "EtcdPermit{semaphore='" + lockName + "', key='" + keyString() + "', slot=" + slot + ", token="

@@ -118,6 +118,12 @@ final class EtcdReadWrite {
             return false;
         }
 
+        /** Only its holder, its lease or a hand ends it: no client ends a read or write grant through Latchkey. */
+        @Override
+        boolean checkedAtRenewal() {
+            return false;
+        }
+
         @Override
         public String toString() {
             return "EtcdReadWrite.Grant{" + (write ? "write" : "read") + " lock='" + lockName + "', key='" + keyString()

@@ -40,6 +40,10 @@ import org.slf4j.LoggerFactory;
  * long as it. The keepalives stop at once, so etcd expires the lease within its TTL, and the next
  * acquire grants a new session.
  *
+ * <p>A keepalive renews the lease, and says nothing of a key deleted on the server while the lease lives
+ * (a force release of another client): with each keepalive, {@link EtcdGrantCheck} reads the keys of the
+ * plain locks held a renewal period or longer and reports those gone as lost.
+ *
  * <p>A key whose delete could not reach etcd (a release during a short outage) would live as long as
  * the session: it is deleted again at every keepalive until etcd confirms, or goes with the lease.
  *
@@ -55,6 +59,8 @@ final class EtcdSession {
     private final long marginNanos;
     private final ScheduledExecutorService executor;
     private final ScheduledFuture<?> renewal;
+    private final long periodNanos;
+    private final EtcdGrantCheck check;
 
     private final Set<EtcdLease> keys = new LinkedHashSet<>(); // guarded by this
     private final Set<Pending> undeleted = new LinkedHashSet<>(); // guarded by this
@@ -80,6 +86,8 @@ final class EtcdSession {
         this.confirmedTtl = ttl;
         this.executor = executor;
         long period = Math.max(100, ttl.toMillis() / 3);
+        this.periodNanos = TimeUnit.MILLISECONDS.toNanos(period);
+        this.check = new EtcdGrantCheck(backend, executor);
         this.renewal = executor.scheduleWithFixedDelay(this::keepAlive, period, period, TimeUnit.MILLISECONDS);
     }
 
@@ -187,13 +195,18 @@ final class EtcdSession {
     }
 
     private void keepAlive() {
+        List<EtcdLease> held;
         synchronized (this) {
             if (closed || failure != null || inFlight) {
                 return;
             }
             inFlight = true;
+            held = new ArrayList<>(keys);
         }
         long sentAt = System.nanoTime();
+        // the keepalive renews the lease, not a key that was deleted on the server: read the older grants' keys
+        held.removeIf(key -> !EtcdGrantCheck.due(key, sentAt - periodNanos));
+        check.send(held);
         CompletableFuture<LeaseKeepAliveResponse> answer;
         try {
             answer = backend.client().getLeaseClient().keepAliveOnce(id);

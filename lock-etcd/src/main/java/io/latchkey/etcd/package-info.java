@@ -27,6 +27,18 @@
  * name nobody holds leaves no key and no lease. The oldest key may be a waiter whose client has not yet
  * learnt that its predecessor went: by etcd's record it holds, and its client knows a round trip later.
  *
+ * <p>Admin ({@code EtcdAdmin}): {@code forceRelease} reads the grant as {@code inspect} does and deletes
+ * exactly that key in a transaction guarded by its create revision (one Raft commit), leaving the
+ * holder's lease, which carries its client's other locks, alone; the first waiter, watching that key,
+ * is granted at once with a higher token, and the holder learns the loss at its next keepalives
+ * ({@code EtcdGrantCheck}: with each keepalive, one read-only transaction checks the keys of the plain
+ * locks a client has held for a renewal period or longer, so an uncontended lock+unlock still costs two
+ * RPCs, and the loss is learnt within two renewal periods, two thirds of the lease). {@code list} is a
+ * keys-only range read under {@code <namespace><escaped prefix>} at one revision, in pages: each lock
+ * with a key holds (its oldest key is the holder's) and is listed once; semaphore, read-write and
+ * schedule slot keys are not lock keys. Keys sort by escaped bytes, not by the names' order, so the
+ * whole prefix is read for any page. Neither writes anything for a name nobody holds.
+ *
  * <p>Scheduled jobs: the {@code atLeast} bound of a request is handed to etcd's own expiry when the
  * task ends early: the holder's key (its value, the holder, kept) is bound to a lease of its own,
  * never kept alive, whose TTL covers the rest of {@code atLeast} (rounded up to whole seconds), so the
