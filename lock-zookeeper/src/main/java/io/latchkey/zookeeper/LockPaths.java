@@ -1,5 +1,8 @@
 package io.latchkey.zookeeper;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -21,6 +24,9 @@ import org.apache.zookeeper.common.PathUtils;
  * same way below it. No lock name maps to that node: {@code @} is always encoded ({@code @semaphores}
  * as a lock name is {@code %40semaphores}), so a lock and a semaphore of one name never share a node.
  * Read-write locks live in the subtree {@value #READ_WRITE} beside it, for the same reason.
+ *
+ * <p>{@link #lockName} reads a node name back: only the short form can be, since the long form keeps
+ * no more than the hash of the name's end.
  */
 final class LockPaths {
 
@@ -63,6 +69,49 @@ final class LockPaths {
             cut -= 2;
         }
         return b.substring(0, cut) + '~' + sha256(bytes);
+    }
+
+    /**
+     * The lock name whose node is {@code nodeName}, or {@code null} if none maps to it: the long form
+     * (the name is not kept whole), the subtrees of semaphores and read-write locks, and any node name
+     * not written by {@link #nodeName}, such as another client's node under the base path.
+     */
+    static String lockName(String nodeName) {
+        if (isHashed(nodeName)) {
+            return null;
+        }
+        byte[] bytes = new byte[nodeName.length()];
+        int n = 0;
+        for (int i = 0; i < nodeName.length(); i++) {
+            char c = nodeName.charAt(i);
+            if (c == '%' && i + 2 < nodeName.length() && hex(nodeName.charAt(i + 1)) >= 0
+                    && hex(nodeName.charAt(i + 2)) >= 0) {
+                bytes[n++] = (byte) (hex(nodeName.charAt(i + 1)) << 4 | hex(nodeName.charAt(i + 2)));
+                i += 2;
+            } else if (c < 0x80) {
+                bytes[n++] = (byte) c;
+            } else {
+                return null; // nodeName never leaves a non-ASCII character unencoded
+            }
+        }
+        String name;
+        try {
+            name = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes, 0, n)).toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
+        // the one encoding of each name: what maps back to another node name is not a lock's node
+        return !name.isEmpty() && nodeName(name).equals(nodeName) ? name : null;
+    }
+
+    /** Whether {@code nodeName} is the long form, which keeps the start of the name and a hash of all of it. */
+    static boolean isHashed(String nodeName) {
+        return nodeName.indexOf('~') >= 0;
+    }
+
+    private static int hex(char c) {
+        return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
     }
 
     /**

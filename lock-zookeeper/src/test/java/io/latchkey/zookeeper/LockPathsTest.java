@@ -66,6 +66,22 @@ class LockPathsTest {
     }
 
     @Test
+    @DisplayName("a node name reads back as its lock name; the long form, the subtrees and node names no lock name maps"
+            + " to read as none")
+    void nodeNamesReadBack() {
+        for (String name : List.of("a", "report:nightly", "a/b", "%2F", ".", "..", "...", " ", "~", "\u00e9\uFFFF\uD83D\uDE00",
+                "x".repeat(200), "\u4e2d".repeat(22))) {
+            assertThat(LockPaths.lockName(LockPaths.nodeName(name))).as("the name of the node of '%s'", name).isEqualTo(name);
+        }
+        for (String node : List.of(LockPaths.SEMAPHORES, LockPaths.READ_WRITE, LockPaths.nodeName("x".repeat(201)),
+                LockPaths.nodeName("\u4e2d".repeat(255)), "a%2f", "%2", "%zz", "%C3", "%61", ".", "..", "a b", "\u00e9", "")) {
+            assertThat(LockPaths.lockName(node)).as("the name of node '%s'", node).isNull();
+        }
+        assertThat(LockPaths.isHashed(LockPaths.nodeName("x".repeat(201)))).isTrue();
+        assertThat(LockPaths.isHashed(LockPaths.nodeName("~"))).isFalse();
+    }
+
+    @Test
     @DisplayName("the base path comes from the URI's path, prefixed by the namespace, and must be legal")
     void basePath() {
         assertThat(LockPaths.basePath("", null)).isEqualTo("/latchkey");
