@@ -51,6 +51,9 @@ class ZooKeeperLease implements BackendLease {
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLease.class);
     /** Set while this class's ZooKeeper callbacks run: releasing there must not wait for another callback. */
     private static final ThreadLocal<Boolean> IN_CALLBACK = new ThreadLocal<>();
+    /** The ways a held node goes on the server without its release, for the message of the loss. */
+    private static final String ENDED = "its session expired, or another client ended the grant (a force release, for"
+            + " example)";
 
     private final ZooKeeperBackend backend;
     private final String lockName;
@@ -223,7 +226,7 @@ class ZooKeeperLease implements BackendLease {
             }
             if (error != null) {
                 log.debug("probe of lock '{}' (node {}) failed; the validity deadline keeps counting down", lockName, node, error);
-            } else if (ours(stat, "no longer exists")) {
+            } else if (ours(stat, "no longer exists on the server: " + ENDED)) {
                 inCallback(() -> evidence.confirmed(now, sessionTimeout()));
             }
         });
@@ -234,7 +237,7 @@ class ZooKeeperLease implements BackendLease {
             watchingNode.set(false); // the next change or renewal tries again
             log.debug("watching the node of lock '{}' ({}) failed", lockName, node, error);
         } else {
-            ours(stat, "was deleted (by its session's expiry or by someone else)");
+            ours(stat, "was deleted on the server: " + ENDED);
         }
     }
 
@@ -297,7 +300,7 @@ class ZooKeeperLease implements BackendLease {
             return;
         }
         if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
-            lost("its lock node " + node + " was deleted (by its session's expiry or by someone else)", null);
+            lost("its lock node " + node + " was deleted on the server: " + ENDED, null);
         } else {
             exists(true).whenComplete(this::checkNode); // any other change consumed the watch: set it again
         }
