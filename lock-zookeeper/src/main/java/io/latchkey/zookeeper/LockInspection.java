@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,27 +41,48 @@ final class LockInspection {
     private final ZooKeeperBackend backend;
     private final String lockName;
     private final String lockPath;
+    private final String doing;
+    private final String done;
     private final ZnodeRequests requests;
 
     LockInspection(ZooKeeperBackend backend, String lockName) {
+        this(backend, lockName, "inspect", "inspected");
+    }
+
+    /**
+     * A read for another purpose ({@link ZooKeeperAdmin#forceRelease}), whose messages say what was not
+     * done: {@code doing} ("inspect", "force-release") and {@code done} ("inspected", "force-released").
+     */
+    LockInspection(ZooKeeperBackend backend, String lockName, String doing, String done) {
         this.backend = backend;
         this.lockName = lockName;
         this.lockPath = backend.lockPath(lockName);
+        this.doing = doing;
+        this.done = done;
         String where = backend.describe(lockName);
         String subject = "lock '" + lockName + "'";
         this.requests = ZnodeRequests.forReads(backend, log, lockName, new ZnodeRequests.Words(subject, where, "node",
-                "inspect", subject + " (" + where + ") was not inspected: ", "reading the lock's holder"),
+                doing, subject + " (" + where + ") was not " + done + ": ", "reading the lock's holder"),
                 this::checkOpen);
     }
 
     private void checkOpen() {
         if (backend.isClosed()) {
-            throw new IllegalStateException("zookeeper lock backend is closed; lock '" + lockName + "' was not inspected");
+            throw new IllegalStateException("zookeeper lock backend is closed; lock '" + lockName + "' was not " + done);
         }
+    }
+
+    /** The grant as read: its node's path and {@link Stat}, and the record {@link #run} hands back. */
+    record Grant(String node, Stat stat, GrantRecord record) {
     }
 
     /** The current grant, or empty if no lock node is there. */
     Optional<GrantRecord> run() throws InterruptedException {
+        return read().map(Grant::record);
+    }
+
+    /** The current grant with its node, or empty if no lock node is there. */
+    Optional<Grant> read() throws InterruptedException {
         checkOpen();
         try {
             for (int pass = 1; ; pass++) {
@@ -69,22 +91,23 @@ final class LockInspection {
                     return Optional.empty();
                 }
                 for (String node : nodes) {
+                    String path = ZKPaths.makePath(lockPath, node);
                     CuratorEvent read = requests.await(ZnodeRequests.send(cb -> backend.client.getData().inBackground(cb)
-                            .forPath(ZKPaths.makePath(lockPath, node))), "read the holder of");
+                            .forPath(path)), "read the holder of");
                     if (ZnodeRequests.code(read) == KeeperException.Code.NONODE) {
                         continue; // released since the children were read: the next one may hold now
                     }
                     ZnodeRequests.check(read);
                     // data that is no holder text (an older Latchkey's lock name, a Curator mutex's address) reads as unknown
                     byte[] data = read.getData();
-                    return Optional.of(new GrantRecord(data == null ? null : new String(data, StandardCharsets.UTF_8),
-                            read.getStat().getCzxid(), null));
+                    return Optional.of(new Grant(path, read.getStat(), new GrantRecord(data == null ? null
+                            : new String(data, StandardCharsets.UTF_8), read.getStat().getCzxid(), null)));
                 }
                 if (pass == PASSES) {
-                    throw new LockException(lockName, "could not inspect lock '" + lockName + "' ("
+                    throw new LockException(lockName, "could not " + doing + " lock '" + lockName + "' ("
                             + backend.describe(lockName) + "): in " + PASSES + " reads of its queue in a row, every node"
                             + " listed was released before its data could be read; the lock changes hands faster than a"
-                            + " round trip: inspect again");
+                            + " round trip: " + doing + " again");
                 }
                 log.debug("lock '{}': every node of the queue read was released before its data was read; reading again",
                         lockName);

@@ -359,7 +359,7 @@ final class ZnodeRequests implements ZooKeeperBackend.Waiter {
      * tick to notice this process's pauses and the backend's close; a silence past that is unavailability
      * (told as a pause if there was one). {@code doing} says what the request was for ("read the queue of").
      */
-    CuratorEvent await(CompletableFuture<CuratorEvent> answer, String doing)
+    <T> T await(CompletableFuture<T> answer, String doing)
             throws KeeperException, InterruptedException {
         while (true) {
             long nap = Math.min(TICK_NANOS, limit.remainingNanos());

@@ -175,6 +175,18 @@ final class ZooKeeperBackend implements SemaphoreBackend, ReadWriteBackend {
         return new LockInspection(this, lockName).run();
     }
 
+    /** Deletes the lowest lock node of {@code lockName}, exactly the one read: see {@link ZooKeeperAdmin}. */
+    @Override
+    public Optional<GrantRecord> forceRelease(String lockName) throws InterruptedException {
+        return new ZooKeeperAdmin(this).forceRelease(lockName);
+    }
+
+    /** Reads the base path's children and which of them hold a lock node, creating nothing: see {@link ZooKeeperAdmin}. */
+    @Override
+    public List<String> list(String prefix, String after, int limit) throws InterruptedException {
+        return new ZooKeeperAdmin(this).list(prefix, after, limit);
+    }
+
     void checkOpen(String lockName) {
         if (closed) {
             throw new IllegalStateException("zookeeper lock backend is closed; lock '" + lockName + "' was not acquired");

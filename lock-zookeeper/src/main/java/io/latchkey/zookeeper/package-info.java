@@ -60,6 +60,15 @@
  * holder may use another {@code lease}, or be a plain Curator client); no bound this client could state
  * would be the backend's record, so {@code expiresIn} is empty.
  *
+ * <p><b>Operators</b> ({@code ZooKeeperAdmin}). {@code forceRelease} reads the grant as {@code inspect}
+ * does and deletes exactly that lowest {@code lock-} node, with the version it read (read again, three
+ * times at most, if it left or changed first): the holder learns it as a loss at once from its watch, at
+ * the latest at its next probe, and the waiter behind it is granted with a higher {@code czxid}.
+ * {@code list} reads the base path's children (the encoded lock names; the semaphore and read-write
+ * subtrees map to no lock name) and, in name order, which of them hold a {@code lock-} node, until the
+ * page is full: one round trip, then one per batch of names. Neither creates a node. A name whose
+ * encoding is longer than 200 characters is stored under a hash and cannot be listed.
+ *
  * <p>Scheduled jobs: the {@code atLeast} bound of a request is kept by the holder's client, which keeps
  * its lock node (and session) until the bound passes: ZooKeeper has no expiry of its own for one node
  * (the session's timeout is shared by every lock of the client). If the holder's process exits earlier,
