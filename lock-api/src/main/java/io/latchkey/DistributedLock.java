@@ -152,9 +152,9 @@ public interface DistributedLock {
     /**
      * Ends the current grant of this lock on the backend, whoever holds it (Redisson's
      * {@code forceUnlock}): an administrator's tool for a holder that hangs while it still renews. The
-     * lock is free at once; the holder learns it as a loss within its renewal period at the latest (its
-     * {@link Lease#lost()} completes with a {@link LockLostException} that says the grant was ended on the
-     * backend); the next grant's fencing token is higher than the ended one's, so that a resource that
+     * lock is free at once; the holder learns it as a loss at its next check of the grant, within its
+     * lease at the latest (its {@link Lease#lost()} completes with a {@link LockLostException} that says
+     * the grant was ended on the backend); the next grant's fencing token is higher than the ended one's, so that a resource that
      * checks tokens refuses the old holder. Until the holder learns it, it may still believe it holds:
      * only fencing protects a resource in that time, as with any expiry.
      *

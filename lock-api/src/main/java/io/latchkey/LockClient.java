@@ -174,8 +174,9 @@ public interface LockClient extends AutoCloseable {
      * {@link String#compareTo} order: a page of at most {@code limit}, those after {@code after} (from the
      * start if it is null); the next page starts after the last name of this one. Semaphores, read-write
      * locks and names nobody holds are not listed. Read-only, as {@link DistributedLock#inspect()}; the
-     * cost is the backend's: a key scan (Redis), a children read and one more per name (ZooKeeper), one
-     * range read (etcd), a group listing and description (Kafka).
+     * cost is the backend's: a key scan of the database and a read per listed name (Redis), a children
+     * read and one read per 128 names (ZooKeeper), a keys-only range read of the namespace at one revision
+     * (etcd), a group listing and description (Kafka).
      *
      * @param prefix the start of the names; empty for every name
      * @param limit from 1 to {@link #MAX_LIST}

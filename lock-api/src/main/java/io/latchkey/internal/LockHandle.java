@@ -179,8 +179,8 @@ record LockHandle(SharedLockClient client, String name, Kind kind) implements Di
         plainLockOnly("force-released: forceRelease() ends the grant");
         LockState ended = state(client.backend().forceRelease(name));
         if (ended.isHeld()) {
-            LOG.warn("lock '{}' on {}: force-released the grant of {}{}; the holder learns it as a loss within its"
-                    + " renewal period, and the next grant's token is higher", name, client.backend().describe(name),
+            LOG.warn("lock '{}' on {}: force-released the grant of {}{}; the holder learns it as a loss at its next"
+                    + " check of the grant, and the next grant's token is higher", name, client.backend().describe(name),
                     ended.holder().orElseThrow(), ended.token().isPresent() ? " (token " + ended.token().getAsLong() + ")" : "");
         }
         return ended;

@@ -58,9 +58,9 @@ public interface LockBackend extends AutoCloseable {
     /**
      * Ends the current grant of {@code lockName}, whoever holds it, as an administrator would (Redisson's
      * {@code forceUnlock}): the lock is free on the backend at once, its holder learns it as a loss
-     * ({@link LeaseEvidence#lost}) within its renewal period at the latest, and the next grant's fencing
-     * token is higher than the ended one's, so that a fenced resource refuses the old holder. Waiters stay
-     * queued. Nothing is created for a name nobody holds.
+     * ({@link LeaseEvidence#lost}) at its next check of the grant, within its lease at the latest, and the
+     * next grant's fencing token is higher than the ended one's, so that a fenced resource refuses the old
+     * holder. Waiters stay queued. Nothing is created for a name nobody holds.
      *
      * @return the grant it ended, as {@link #inspect} would have read it; empty if nobody held the lock
      * @throws io.latchkey.LockBackendUnavailableException if the backend cannot be reached within

@@ -28,7 +28,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "release", mixinStandardHelpOptions = true, sortOptions = false,
         customSynopsis = "latchkey release --force [--yes] [OPTIONS] NAME",
         description = {"End the current grant of the lock NAME on the backend, whoever holds it. The holder learns it"
-                + " as a loss within its renewal period (a latchkey run stops its command), and the next grant's"
+                + " as a loss at its next check of the grant, within its lease (a latchkey run stops its command), and the next grant's"
                 + " fencing token is higher, so a resource that checks tokens refuses the old holder."},
         footerHeading = "%nExamples:%n",
         footer = {"  latchkey release --force --uri redis://redis1:6379 report:nightly",

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 /**
  * An operator's tools on the backend: {@link LockClient#list} reads exactly the held names under a
  * prefix, page by page, and {@link DistributedLock#forceRelease()} ends another client's grant: its
- * holder learns it as a loss within its renewal period (bounded here by {@code lease + slack}), a
+ * holder learns it as a loss at its next check of the grant (bounded here by {@code lease + slack}), a
  * waiter is granted without waiting for an expiry, and its token is higher than the ended one.
  */
 @Tag("inspection") // run with the inspection group: -Dgroups=inspection
