@@ -63,6 +63,8 @@ final class GroupMember implements PermitLease {
     private final AtomicBoolean released = new AtomicBoolean();
 
     private volatile boolean stopping;
+    /** Stopped when its lease was lost: else it would rejoin, a candidate under the lost lease. */
+    private volatile boolean stoppedByLoss;
     /** When {@link #leave} was called; valid once {@link #stopping}. */
     private volatile long stopRequestedNanos;
     private volatile boolean holding;
@@ -331,7 +333,7 @@ final class GroupMember implements PermitLease {
      * first join.
      */
     private boolean joinUnanswered(KafkaConsumer<byte[], byte[]> c, boolean polled) {
-        return polled && c.groupMetadata().memberId().isEmpty()
+        return polled && !stoppedByLoss && c.groupMetadata().memberId().isEmpty()
                 && System.nanoTime() - stopRequestedNanos < timeoutNanos / 10;
     }
 
@@ -377,7 +379,7 @@ final class GroupMember implements PermitLease {
     /** Leaves the group (stopping the thread and closing the consumer) and waits for it, bounded. */
     @Override
     public void release() {
-        if (!leave()) {
+        if (!leave() && !stoppedByLoss) {
             return;
         }
         if (Thread.currentThread() == thread) {
@@ -440,25 +442,34 @@ final class GroupMember implements PermitLease {
 
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            end(partitions, "partition " + partition + " was revoked in a rebalance of consumer group '" + group + "'");
+            // still a member: the close that follows sends LeaveGroup, also for a rejoin this poll may send
+            end(partitions, LossReasons.revoked(group, partition));
         }
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
-            end(partitions, "the coordinator of consumer group '" + group + "' no longer counts this member"
-                    + " (its session expired, it was fenced or the group was reset), so partition " + partition + " is lost");
+            if (end(partitions, LossReasons.notCounted(group, partition, heartbeats.kept()))) {
+                // It would rejoin in this very poll as a new member: a WakeupException from the callback leaves
+                // the poll before that JoinGroup is sent, and the close has no membership left to leave.
+                throw new WakeupException();
+            }
         }
 
-        private void end(Collection<TopicPartition> partitions, String reason) {
+        /** @return whether this ended the member's hold of the partition, which then is stopped */
+        private boolean end(Collection<TopicPartition> partitions, String reason) {
             if (partitions.contains(partition)) {
                 unconfirmed = false;
             }
             if (partitions.contains(partition) && holding) {
                 holding = false;
                 if (!stopping) {
+                    stoppedByLoss = true; // a later release waits for the thread alone
+                    leave();
                     evidence.lost(reason, null);
+                    return true;
                 }
             }
+            return false;
         }
     }
 }
