@@ -65,6 +65,11 @@ final class KafkaInspection {
      * @throws LockException if the client may not describe the group or read its offsets
      */
     Optional<GrantRecord> inspect(String lockName, String group) throws InterruptedException {
+        return read(lockName, group).map(Held::record);
+    }
+
+    /** As {@link #inspect}, with the member id of the holder; for a force release. */
+    Optional<Held> read(String lockName, String group) throws InterruptedException {
         Deadline start = Deadline.after(Duration.ZERO);
         Deadline by = Deadline.after(options.timeout());
         int timeoutMs = KafkaLockBackend.millis(options.timeout());
@@ -92,17 +97,30 @@ final class KafkaInspection {
         } catch (ExecutionException | TimeoutException e) {
             throw failure(lockName, group, start, KafkaErrors.cause(e));
         }
+        return held(description, commit, partition);
+    }
+
+    /**
+     * The grant that {@code group}'s description and the commit of its lock partition {@code partition}
+     * show, as {@link #inspect} reads it: held by the member assigned the partition whose commit
+     * confirmed it; empty if nobody holds it. For {@link HeldLocks} too, which describes many groups at once.
+     */
+    static Optional<Held> held(ConsumerGroupDescription description, OffsetAndMetadata commit, TopicPartition partition) {
+        if (description.members().isEmpty()) {
+            return Optional.empty();
+        }
         String metadata = commit == null ? null : commit.metadata();
         Optional<GrantMetadata> grant = GrantMetadata.parse(metadata);
         if (grant.isPresent()) {
             GrantMetadata g = grant.get();
             return holds(description, partition, m -> m.consumerId().equals(g.memberId()))
-                    ? Optional.of(new GrantRecord(g.holder(), g.token(), g.sessionMs() >= 0 ? Duration.ofMillis(g.sessionMs()) : null))
+                    ? Optional.of(new Held(new GrantRecord(g.holder(), g.token(),
+                            g.sessionMs() >= 0 ? Duration.ofMillis(g.sessionMs()) : null), g.memberId()))
                     : Optional.empty();
         }
         // a Latchkey before this one committed its member's client id alone: a holder of unknown identity and token
         return metadata != null && !metadata.isEmpty() && holds(description, partition, m -> m.clientId().equals(metadata))
-                ? Optional.of(new GrantRecord(null, -1, null)) : Optional.empty();
+                ? Optional.of(new Held(new GrantRecord(null, -1, null), null)) : Optional.empty();
     }
 
     /**
@@ -117,6 +135,16 @@ final class KafkaInspection {
         }
         return group.groupState() != GroupState.EMPTY && group.groupState() != GroupState.DEAD
                 && group.members().stream().anyMatch(committer);
+    }
+
+    /**
+     * A grant the coordinator records.
+     *
+     * @param record what inspect reports of it
+     * @param memberId the holder's member id in the group, or {@code null} if its commit did not name it
+     *     (a Latchkey before this one)
+     */
+    record Held(GrantRecord record, String memberId) {
     }
 
     private LockException failure(String lockName, String group, Deadline start, Throwable e) {

@@ -70,6 +70,8 @@ final class KafkaLockBackend implements SemaphoreBackend {
     private final KafkaTopics topics;
     private final KafkaRecords records;
     private final KafkaInspection inspection;
+    private final ForceRelease forceRelease;
+    private final HeldLocks heldLocks;
     /** The holder text of this client's grants. */
     private final HolderStamp holderStamp;
     private final Set<GroupMember> members = ConcurrentHashMap.newKeySet();
@@ -107,6 +109,8 @@ final class KafkaLockBackend implements SemaphoreBackend {
         this.topics = new KafkaTopics(admin, options, prefix, bootstrap, replicationFactor, topicCacheSize, errors);
         this.records = new KafkaRecords(this.clientConfig, options, producer, topics, errors);
         this.inspection = new KafkaInspection(admin, options, bootstrap, errors);
+        this.forceRelease = new ForceRelease(admin, options, bootstrap, errors, inspection);
+        this.heldLocks = new HeldLocks(admin, options, prefix, bootstrap, errors, records);
         this.holderStamp = new HolderStamp(options);
         AtomicInteger waitThreads = new AtomicInteger();
         this.permitWaits = Executors.newCachedThreadPool(r -> {
@@ -283,6 +287,18 @@ final class KafkaLockBackend implements SemaphoreBackend {
     @Override
     public Optional<GrantRecord> inspect(String lockName) throws InterruptedException {
         return inspection.inspect(lockName, topic(lockName));
+    }
+
+    /** Removes every member of the lock's group, its holder's grant read just before; see {@link ForceRelease}. */
+    @Override
+    public Optional<GrantRecord> forceRelease(String lockName) throws InterruptedException {
+        return forceRelease.forceRelease(lockName, topic(lockName));
+    }
+
+    /** The held locks' names, from the groups the brokers list and describe; see {@link HeldLocks}. */
+    @Override
+    public List<String> list(String prefix, String after, int limit) throws InterruptedException {
+        return heldLocks.list(prefix, after, limit);
     }
 
     /**

@@ -1,5 +1,8 @@
 package io.latchkey.kafka;
 
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -57,6 +60,67 @@ final class TopicNames {
      */
     static String slotGroup(String semaphoreTopic, int slot) {
         return semaphoreTopic + "_k" + slot;
+    }
+
+    /**
+     * The lock name whose topic (and group id) under {@code prefix} is {@code topic}: the inverse of
+     * {@link #topic}, for listing the held locks. {@code null} if no lock name maps to it: another
+     * prefix's, a semaphore's topic or slot group, the token topic, a name cut to its hash (see
+     * {@link #isCut}), or a group of another application under the prefix.
+     */
+    static String lockName(String prefix, String topic) {
+        if (!topic.startsWith(prefix) || topic.length() == prefix.length() || isCut(prefix, topic)) {
+            return null;
+        }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(topic.length());
+        for (int i = prefix.length(); i < topic.length(); i++) {
+            char c = topic.charAt(i);
+            if (c == '_') {
+                int hi = i + 2 < topic.length() ? hexDigit(topic.charAt(i + 1)) : -1;
+                int lo = hi < 0 ? -1 : hexDigit(topic.charAt(i + 2));
+                if (lo < 0) {
+                    return null; // _s (a semaphore), _t (the token topic), _k (a slot group): no escape
+                }
+                bytes.write(hi << 4 | lo);
+                i += 2;
+            } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-') {
+                bytes.write(c);
+            } else {
+                return null;
+            }
+        }
+        String name;
+        try {
+            name = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes.toByteArray())).toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
+        // only the one form map() writes: an escaped letter or a lone surrogate is no lock's topic
+        return map(prefix, name).equals(topic) ? name : null;
+    }
+
+    /**
+     * Whether {@code topic} is the form {@link #topic} gives a name too long to keep under {@code prefix}:
+     * cut, {@code _Z} and the name's SHA-256. The name itself cannot be read back from it.
+     */
+    static boolean isCut(String prefix, String topic) {
+        int at = MAX_TOPIC_LENGTH - HASH_SUFFIX_LENGTH;
+        if (topic.length() != MAX_TOPIC_LENGTH || !topic.startsWith(prefix) || topic.startsWith(prefix + "_s")
+                || !topic.startsWith("_Z", at)) {
+            return false;
+        }
+        for (int i = at + 2; i < topic.length(); i++) {
+            char c = topic.charAt(i);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The value of an upper-case hex digit as {@link #map} writes it, else -1. */
+    private static int hexDigit(char c) {
+        return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
     }
 
     private static String map(String prefix, String lockName) {

@@ -140,6 +140,30 @@
  *       heartbeat, so this is an upper bound. A commit of a Latchkey before this one (the member's
  *       client id alone) reads as held by an unknown holder without a token
  *       ({@code KafkaInspectTest}).</li>
+ *   <li><b>Force release</b> ({@code forceRelease}, {@code ForceRelease}) reads the grant as inspect does, then
+ *       removes the members of the lock's group with the admin client
+ *       ({@code Admin.removeMembersFromConsumerGroup}, a LeaveGroup the coordinator takes at once): the lock
+ *       is free on the broker when it returns. The admin API removes a single member only by its {@code group.instance.id}, which Latchkey's
+ *       dynamic members have not, so it removes them all (KIP-571: a DESCRIBE of the group, then one LeaveGroup
+ *       naming each member id); the waiters lose nothing but their member ids and join again at their next
+ *       heartbeat, still waiting, a rebalance that grants one of them the lock with a new marker, so a higher
+ *       token. The holder learns it at its next heartbeat (an unknown member id), within one heartbeat interval,
+ *       as a loss whose message says it was removed from the group while its session still ran; its member
+ *       then stops instead of joining again (any member that lost its partition does: it would otherwise be a
+ *       candidate under a lease already lost). Cost: the two reads of inspect, a DESCRIBE and a LeaveGroup;
+ *       for the group, one rebalance in which every waiter joins anew. On a broker with the default
+ *       {@code group.initial.rebalance.delay.ms} (3 s) the emptied group waits that long for its first
+ *       joiner, so the next grant may come that much later. A lock nobody holds costs the reads alone and
+ *       is left as it is. A holder whose grant was read just before it released, and a waiter granted in
+ *       between, would lose that grant: the removal ends whatever grant the group has then.</li>
+ *   <li><b>Listing</b> ({@code list}, {@code HeldLocks}): one ListGroups of every broker for the groups
+ *       with members (emptied groups, released names', are left out by the brokers), the lock names read back
+ *       from the group ids under the prefix (semaphore slots' groups, the token topic and other applications'
+ *       groups read as none), filtered and sorted; then, in name order, batches of at most 500 groups are
+ *       described and their commits fetched, both at once, until {@code limit} have a holder as inspect
+ *       decides it. So a page costs ListGroups on each broker plus two requests per batch, and the broker
+ *       reads every group it keeps to answer. A name too long for a topic name keeps only its hash in the
+ *       group id; a held one is named by the key of its grant marker, one read of the token topic each.</li>
  * </ul>
  *
  * <p>Semaphores ({@link io.latchkey.spi.SemaphoreBackend}), the lock's machinery once per slot:

@@ -60,6 +60,27 @@ class TopicNamesTest {
     }
 
     @Test
+    @DisplayName("a lock's topic reads back as its name; a cut name's topic, a semaphore's topic and slot groups, the token"
+            + " topic and topics of another form or prefix read as no lock's")
+    void lockNamesReadBack() {
+        for (String name : List.of("job:nightly", "job.nightly", "job_nightly", "a/b/c", "ключ", "🔒", "x", "_s", "a".repeat(240))) {
+            assertThat(TopicNames.lockName("latchkey.", TopicNames.topic("latchkey.", name))).as("name of %s", name)
+                    .isEqualTo(name);
+        }
+        String cut = TopicNames.topic("latchkey.", "🔒".repeat(255));
+        assertThat(TopicNames.lockName("latchkey.", cut)).isNull();
+        assertThat(TopicNames.isCut("latchkey.", cut)).isTrue();
+        assertThat(TopicNames.isCut("latchkey.", TopicNames.topic("latchkey.", "a".repeat(240)))).isFalse();
+        String semaphore = TopicNames.semaphoreTopic("latchkey.", "🔒".repeat(255));
+        for (String notALock : List.of(TopicNames.semaphoreTopic("latchkey.", "job"), TopicNames.slotGroup(semaphore, 0),
+                semaphore, KafkaLockBackend.tokenTopic("latchkey."), "latchkey.", "other.job", "latchkey.job_3a", "latchkey.job_41",
+                "latchkey.a.b", "latchkey.job_", "latchkey._ED_A0_80")) {
+            assertThat(TopicNames.lockName("latchkey.", notALock)).as("name of topic %s", notALock).isNull();
+            assertThat(TopicNames.isCut("latchkey.", notALock)).as("cut: %s", notALock).isFalse();
+        }
+    }
+
+    @Test
     @DisplayName("a prefix Kafka would refuse is an IllegalArgumentException naming the rule")
     void badPrefix() {
         assertThatThrownBy(() -> TopicNames.validatePrefix("locks:")).isInstanceOf(IllegalArgumentException.class)
