@@ -43,11 +43,7 @@ abstract class StatusCommandContract {
         assertThat(free.stdout()).isEqualTo(name + ": free\n");
 
         Path token = dir.resolve("token");
-        String owned = backend.uri() + (backend.uri().contains("?") ? "&" : "?") + "owner=cli-status-7";
-        Cli run = Cli.start(dir, Map.of(), "run", "--uri", owned, name, "--", "sh", "-c",
-                "echo \"$LATCHKEY_FENCING_TOKEN\" > '" + token + ".tmp'; mv '" + token + ".tmp' '" + token + "'; exec sleep 300");
-        started.add(run);
-        Cli.awaitTrue(backend.bound(), "the run's command holds the lock", () -> Files.exists(token), List.of(run));
+        Cli run = runHolding(name, "cli-status-7", token);
         Cli held = status(name);
         held.assertExits(backend.bound(), ExitCodes.OK);
         assertThat(held.stdout()).as(held.stderr()).startsWith(name + ": held by cli-status-7 token "
@@ -66,11 +62,7 @@ abstract class StatusCommandContract {
         String prefix = RunCommandContract.lockName() + "/";
         String name = prefix + "a";
         Path token = dir.resolve("token");
-        String owned = backend.uri() + (backend.uri().contains("?") ? "&" : "?") + "owner=cli-list-1";
-        Cli run = Cli.start(dir, Map.of(), "run", "--uri", owned, name, "--", "sh", "-c",
-                "echo \"$LATCHKEY_FENCING_TOKEN\" > '" + token + ".tmp'; mv '" + token + ".tmp' '" + token + "'; exec sleep 300");
-        started.add(run);
-        Cli.awaitTrue(backend.bound(), "the run's command holds the lock", () -> Files.exists(token), List.of(run));
+        Cli run = runHolding(name, "cli-list-1", token);
         String t = Files.readString(token).strip();
 
         Cli list = cli("list", "--uri", backend.uri(), prefix);
@@ -90,6 +82,16 @@ abstract class StatusCommandContract {
         Cli empty = cli("list", "--uri", backend.uri(), prefix);
         empty.assertExits(backend.bound(), ExitCodes.OK);
         assertThat(empty.stdout()).isEmpty();
+    }
+
+    /** A {@code latchkey run} of {@code name} by {@code owner}, once its command wrote its token to {@code token}. */
+    private Cli runHolding(String name, String owner, Path token) throws InterruptedException {
+        String owned = backend.uri() + (backend.uri().contains("?") ? "&" : "?") + "owner=" + owner;
+        Cli run = Cli.start(dir, Map.of(), "run", "--uri", owned, name, "--", "sh", "-c",
+                "echo \"$LATCHKEY_FENCING_TOKEN\" > '" + token + ".tmp'; mv '" + token + ".tmp' '" + token + "'; exec sleep 300");
+        started.add(run);
+        Cli.awaitTrue(backend.bound(), "the run's command holds the lock", () -> Files.exists(token), List.of(run));
+        return run;
     }
 
     private Cli cli(String... args) {

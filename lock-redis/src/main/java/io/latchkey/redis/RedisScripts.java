@@ -77,13 +77,21 @@ final class RedisScripts {
      */
     static final String RELEASE = EFFECTS
             + "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return 0 end; "
-            + "redis.call('del', KEYS[1]); "
-            + "if redis.call('exists', KEYS[2]) == 1 then "
-            + "local t = redis.call('time'); "
-            + "redis.call('zremrangebyscore', KEYS[2], '-inf', '(' .. (t[1] * 1000 + math.floor(t[2] / 1000))); "
-            + WAKE_FIRST_LISTENING + "end; "
-            + "redis.call('publish', KEYS[4], 0); "
+            + deleteAndWake()
             + "return 1";
+
+    /**
+     * What {@link #RELEASE} and {@link #FORCE_RELEASE} do once they end a grant: delete the lock key, drop
+     * the queue's stale entries, wake the first waiter that listens and publish Redisson's unlock message.
+     */
+    private static String deleteAndWake() {
+        return "redis.call('del', KEYS[1]); "
+                + "if redis.call('exists', KEYS[2]) == 1 then "
+                + "local t = redis.call('time'); "
+                + "redis.call('zremrangebyscore', KEYS[2], '-inf', '(' .. (t[1] * 1000 + math.floor(t[2] / 1000))); "
+                + WAKE_FIRST_LISTENING + "end; "
+                + "redis.call('publish', KEYS[4], 0); ";
+    }
 
     /**
      * The force release, an administrator's: ends whatever grant the lock key holds. KEYS as
@@ -96,12 +104,7 @@ final class RedisScripts {
             + "local ttl = redis.call('pttl', KEYS[1]); if ttl == -2 then return {-2} end; "
             + "local grant = {ttl, redis.call('hget', KEYS[1], '" + TOKEN + "') or '', "
             + "redis.call('hget', KEYS[1], '" + HOLDER + "') or ''}; "
-            + "redis.call('del', KEYS[1]); "
-            + "if redis.call('exists', KEYS[2]) == 1 then "
-            + "local t = redis.call('time'); "
-            + "redis.call('zremrangebyscore', KEYS[2], '-inf', '(' .. (t[1] * 1000 + math.floor(t[2] / 1000))); "
-            + WAKE_FIRST_LISTENING + "end; "
-            + "redis.call('publish', KEYS[4], 0); "
+            + deleteAndWake()
             + "return grant";
 
     /**
