@@ -4,6 +4,7 @@ import io.latchkey.spi.Durations;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 
 /**
@@ -19,17 +20,19 @@ public final class LockState {
     private final Holder holder;
     private final long token;
     private final Duration expiresIn;
+    private final int waiters;
 
-    private LockState(String name, Holder holder, long token, Duration expiresIn) {
+    private LockState(String name, Holder holder, long token, Duration expiresIn, int waiters) {
         this.name = Objects.requireNonNull(name, "name");
         this.holder = holder;
         this.token = token;
         this.expiresIn = expiresIn;
+        this.waiters = waiters;
     }
 
     /** A lock nobody holds. */
     public static LockState free(String name) {
-        return new LockState(name, null, -1, null);
+        return new LockState(name, null, -1, null, -1);
     }
 
     /**
@@ -39,7 +42,15 @@ public final class LockState {
      * @param expiresIn how long the backend keeps it for a silent holder, or {@code null} if it does not say
      */
     public static LockState held(String name, Holder holder, long token, Duration expiresIn) {
-        return new LockState(name, Objects.requireNonNull(holder, "holder"), token, expiresIn);
+        return held(name, holder, token, expiresIn, -1);
+    }
+
+    /**
+     * A lock {@code holder} holds, with {@code waiters} requests waiting behind it ({@code -1} if the
+     * backend does not say); the rest as {@link #held(String, Holder, long, Duration)}.
+     */
+    public static LockState held(String name, Holder holder, long token, Duration expiresIn, int waiters) {
+        return new LockState(name, Objects.requireNonNull(holder, "holder"), token, expiresIn, Math.max(-1, waiters));
     }
 
     /** The lock's name. */
@@ -74,15 +85,24 @@ public final class LockState {
         return holder != null ? Optional.ofNullable(expiresIn) : Optional.empty();
     }
 
+    /**
+     * How many requests of other holders wait behind the grant at the read (queued lock nodes or keys,
+     * waiting group members), if held and the backend says. A waiter whose client was killed counts until
+     * the backend drops it.
+     */
+    public OptionalInt waiters() {
+        return holder != null && waiters >= 0 ? OptionalInt.of(waiters) : OptionalInt.empty();
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof LockState s && name.equals(s.name) && Objects.equals(holder, s.holder) && token == s.token
-                && Objects.equals(expiresIn, s.expiresIn);
+                && Objects.equals(expiresIn, s.expiresIn) && waiters == s.waiters;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, holder, token, expiresIn);
+        return Objects.hash(name, holder, token, expiresIn, waiters);
     }
 
     @Override
@@ -91,6 +111,7 @@ public final class LockState {
             return "LockState{" + name + ": free}";
         }
         return "LockState{" + name + ": held by " + holder + (token >= 0 ? ", token " + token : "")
-                + (expiresIn != null ? ", expires in " + Durations.format(expiresIn) : "") + '}';
+                + (expiresIn != null ? ", expires in " + Durations.format(expiresIn) : "")
+                + (waiters >= 0 ? ", " + waiters + " waiting" : "") + '}';
     }
 }

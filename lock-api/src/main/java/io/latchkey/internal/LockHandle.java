@@ -195,6 +195,6 @@ record LockHandle(SharedLockClient client, String name, Kind kind) implements Di
 
     private LockState state(Optional<GrantRecord> grant) {
         return grant.map(g -> LockState.held(name, Holder.parse(g.holder()).orElse(Holder.UNKNOWN), g.token(),
-                g.expiresIn())).orElseGet(() -> LockState.free(name));
+                g.expiresIn(), g.waiters())).orElseGet(() -> LockState.free(name));
     }
 }

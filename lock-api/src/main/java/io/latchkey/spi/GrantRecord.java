@@ -14,15 +14,25 @@ import java.time.Duration;
  * @param token the grant's fencing token, or {@code -1} if the backend cannot read it back
  * @param expiresIn how long the backend still keeps the grant for a silent holder, as it reports it
  *     (a key's TTL, a lease's TTL, a session's timeout), or {@code null} if it does not say
+ * @param waiters how many requests of other holders wait behind the grant, as the backend's queue or
+ *     group shows them at the read, or {@code -1} if the backend does not say
  */
-public record GrantRecord(String holder, long token, Duration expiresIn) {
+public record GrantRecord(String holder, long token, Duration expiresIn, int waiters) {
 
     public GrantRecord {
         if (token < -1) {
             throw new IllegalArgumentException("token must be -1 (unknown) or a token: " + token);
         }
+        if (waiters < -1) {
+            throw new IllegalArgumentException("waiters must be -1 (unknown) or a count: " + waiters);
+        }
         if (expiresIn != null && expiresIn.isNegative()) {
             expiresIn = Duration.ZERO;
         }
+    }
+
+    /** A grant whose waiters the backend does not count. */
+    public GrantRecord(String holder, long token, Duration expiresIn) {
+        this(holder, token, expiresIn, -1);
     }
 }
