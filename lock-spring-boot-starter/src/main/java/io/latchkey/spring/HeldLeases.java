@@ -14,7 +14,8 @@ import java.util.Map;
 /**
  * The grants this application's client holds now, kept from its lock events: each {@code acquired}
  * adds one, each {@code released} removes one (every grant ends with exactly one), and {@code lost}
- * marks one lost until it is released. For {@link LatchkeyEndpoint}.
+ * marks one lost until it is released. For {@link LatchkeyEndpoint} and the count in
+ * {@link LatchkeyHealthIndicator}.
  *
  * <p>Events come on the client's event thread, so the list trails the grants by the time the events
  * take; events the client drops when its event queue is full are missing here too (the client logs
@@ -57,6 +58,11 @@ final class HeldLeases implements LockListener {
         held.stream().filter(h -> h.target.equals(target))
                 .min(Comparator.comparingLong(h -> Math.abs(h.sinceNanos - acquiredAt)))
                 .ifPresent(held::remove);
+    }
+
+    /** How many grants are held now, but those of {@code name} (the health check's own lock). */
+    synchronized long countExcept(String name) {
+        return held.stream().filter(h -> !h.target.name().equals(name)).count();
     }
 
     /** Every grant held now, by name, then slot: name, kind, slot (permits), token, since, lost. */

@@ -20,6 +20,10 @@ import org.springframework.boot.health.contributor.Health;
  * stands by, the owner id of the instance that leads ({@code ledBy}), if any. A standby is as healthy as
  * a leader: the elections never change the status.
  *
+ * <p>The detail {@code leasesHeld} is how many grants (locks and permits) this application's client
+ * holds, the health check's own lock left out, counted from its lock events as the {@code latchkey}
+ * endpoint lists them; so it trails a grant or a release by the time its event takes.
+ *
  * <p>Thread-safe. Each check is one acquire (and release) on the backend, and one read of the leader
  * ({@link io.latchkey.Election#leader()}) per election this instance stands by in; whether it leads is
  * read locally.
@@ -29,6 +33,7 @@ public class LatchkeyHealthIndicator extends AbstractHealthIndicator {
     private final LockClient client;
     private final String lockName;
     private final LeaderOnlyBeans elections; // null: none to report
+    private final HeldLeases held;
 
     /** An indicator that tries {@code lockName} through {@code client}, and reports no elections. */
     public LatchkeyHealthIndicator(LockClient client, String lockName) {
@@ -40,11 +45,14 @@ public class LatchkeyHealthIndicator extends AbstractHealthIndicator {
         this.client = client;
         this.lockName = lockName;
         this.elections = elections;
+        this.held = new HeldLeases();
+        client.addListener(held);
     }
 
     @Override
     protected void doHealthCheck(Health.Builder builder) {
-        builder.withDetail("backend", client.backendName()).withDetail("lock", lockName);
+        builder.withDetail("backend", client.backendName()).withDetail("lock", lockName)
+                .withDetail("leasesHeld", held.countExcept(lockName));
         Map<String, Optional<Leadership>> now = elections == null ? Map.of() : elections.leadership();
         Optional<Lease> lease;
         try {

@@ -234,6 +234,17 @@ class LatchkeyAutoConfigurationTest {
         runner().withPropertyValues("latchkey.timeout=1s").run(context -> {
             LatchkeyHealthIndicator health = context.getBean(LatchkeyHealthIndicator.class);
             assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
+            assertThat(health.health(true).getDetails()).containsEntry("leasesHeld", 0L);
+            LockClient client = context.getBean(LockClient.class);
+            String name = "health:" + ProcessHandle.current().pid() + ":" + System.nanoTime();
+            try (Lease lease = client.lock(name).lock(Duration.ZERO)) {
+                // the count comes from the lock events, on the client's event thread
+                long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+                while (!Long.valueOf(1).equals(health.health(true).getDetails().get("leasesHeld"))) {
+                    assertThat(System.nanoTime() - deadline).as("leasesHeld 1 while a lock is held").isNegative();
+                    Thread.sleep(20);
+                }
+            }
             redis.pause();
             try {
                 var down = health.health(true);
