@@ -242,7 +242,8 @@ final class MemoryLockBackend implements SemaphoreBackend {
 
     private static Optional<GrantRecord> grant(String[] r) {
         return r[2].equals("free") ? Optional.empty() : Optional.of(new GrantRecord(r[4].equals("-") ? null
-                : URLDecoder.decode(r[4], StandardCharsets.UTF_8), Long.parseLong(r[2]), Duration.ofMillis(Long.parseLong(r[3]))));
+                : URLDecoder.decode(r[4], StandardCharsets.UTF_8), Long.parseLong(r[2]), Duration.ofMillis(Long.parseLong(r[3])),
+                Integer.parseInt(r[5])));
     }
 
     /** One request {@code what <id> <arguments>} about {@code lockName}, answered within the timeout. */

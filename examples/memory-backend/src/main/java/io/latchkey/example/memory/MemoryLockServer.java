@@ -40,7 +40,7 @@ import java.util.concurrent.TimeUnit;
  * release &lt;id&gt; &lt;acquireId&gt;            -&gt; released &lt;id&gt;
  * ping &lt;id&gt;                           -&gt; pong &lt;id&gt;
  * inspect &lt;id&gt; &lt;name&gt;                  -&gt; state &lt;id&gt; absent|present
- * holder &lt;id&gt; &lt;name&gt;                   -&gt; holder &lt;id&gt; free | holder &lt;id&gt; &lt;token&gt; &lt;ttlLeftMillis&gt; &lt;holder&gt;|-
+ * holder &lt;id&gt; &lt;name&gt;                   -&gt; holder &lt;id&gt; free | holder &lt;id&gt; &lt;token&gt; &lt;ttlLeftMillis&gt; &lt;holder&gt;|- &lt;waiters&gt;
  * force &lt;id&gt; &lt;name&gt;                    -&gt; as holder, for the grant it ended; its holder is told
  *                                        ended &lt;acquireId&gt;, and the next waiter is granted
  * list &lt;id&gt; &lt;prefix&gt; &lt;after&gt;|- &lt;limit&gt;   -&gt; names &lt;id&gt; [&lt;name&gt; ...]   (held locks, in order)
@@ -282,12 +282,12 @@ public final class MemoryLockServer implements AutoCloseable {
             case "holder":
                 // the session's TTL left: how long the server keeps the grant if its holder goes silent
                 Entry held = locks.get(r[2]);
-                s.out.println(holderLine("holder " + r[1], held == null ? null : held.holder));
+                s.out.println(holderLine("holder " + r[1], held));
                 break;
             case "force":
                 Entry forced = locks.get(r[2]);
                 Grant ended = forced == null ? null : forced.holder;
-                s.out.println(holderLine("forced " + r[1], ended));
+                s.out.println(holderLine("forced " + r[1], forced));
                 if (ended != null) {
                     ended.session().out.println("ended " + ended.id());
                     forced.holder = null;
@@ -310,10 +310,15 @@ public final class MemoryLockServer implements AutoCloseable {
         }
     }
 
-    /** {@code head} and the grant {@code g}: its token, its session's TTL left, its holder text; or free. */
-    private static String holderLine(String head, Grant g) {
+    /**
+     * {@code head} and the grant of lock {@code e}: its token, its session's TTL left, its holder text and
+     * how many requests wait behind it; or free.
+     */
+    private static String holderLine(String head, Entry e) {
+        Grant g = e == null ? null : e.holder;
         return head + (g == null ? " free" : " " + g.token() + " " + TimeUnit.NANOSECONDS.toMillis(Math.max(0,
-                g.session().ttlNanos - (System.nanoTime() - g.session().lastSeen))) + " " + g.holder());
+                g.session().ttlNanos - (System.nanoTime() - g.session().lastSeen))) + " " + g.holder() + " "
+                + e.waiters.size());
     }
 
     /** Grants a free lock to the next live waiter; removes the state of a lock nobody holds or wants. */
