@@ -42,7 +42,8 @@ final class HolderLines {
 
     /**
      * {@code <owner> term|token <n> (client started <instant>, thread <name>, kept <ms> ms if it goes
-     * silent)}, the number and the time left each left out where the backend does not tell them.
+     * silent, <n> waiting)}, the number, the time left and the waiters each left out where the backend does
+     * not tell them.
      *
      * @param number what the token is called here: {@code term} for an election, {@code token} for a lock
      */
@@ -53,7 +54,8 @@ final class HolderLines {
             return "unknown" + token + " (a holder that records no identity: a Redisson client or an older Latchkey)";
         }
         return holder.owner() + token + " (client started " + holder.clientStarted() + ", thread " + holder.thread()
-                + state.expiresIn().map(HolderLines::expiry).orElse("") + ")";
+                + state.expiresIn().map(HolderLines::expiry).orElse("")
+                + (state.waiters().isPresent() ? ", " + state.waiters().getAsInt() + " waiting" : "") + ")";
     }
 
     private static String expiry(Duration left) {

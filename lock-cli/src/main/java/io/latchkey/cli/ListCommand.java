@@ -114,6 +114,7 @@ final class ListCommand implements Callable<Integer> {
         }
         s.token().ifPresent(t -> b.append(",\"token\":").append(t));
         s.expiresIn().ifPresent(d -> b.append(",\"expiresInMillis\":").append(d.toMillis()));
+        s.waiters().ifPresent(n -> b.append(",\"waiters\":").append(n));
         return b.append('}').toString();
     }
 

@@ -10,19 +10,19 @@ import picocli.CommandLine.Parameters;
 /**
  * {@code latchkey status NAME}: the first question when a job did not run, "who holds it?", answered
  * from the backend in one line: the holder's owner id, its fencing token, when its client started, the
- * thread that acquired and how long the backend keeps the grant if the holder goes silent. Read-only.
+ * thread that acquired, how long the backend keeps the grant if the holder goes silent, and how many
+ * requests wait behind it. Read-only.
  *
  * <p>Decisions: the line begins with the name, then {@code held by} and the owner, so that it reads as a
  * sentence and a script finds the owner as the fourth word; a free lock is exit 3 ({@code systemctl
- * status}'s "not running"), as {@code latchkey leader} with no leader. The grant's own time and the
- * number of waiters are not shown: no backend records the first for another client to read yet, and
- * the second is not read.
+ * status}'s "not running"), as {@code latchkey leader} with no leader. The grant's own time is not
+ * shown: no backend records it for another client to read yet.
  */
 @Command(name = "status", mixinStandardHelpOptions = true, sortOptions = false,
         customSynopsis = "latchkey status [OPTIONS] NAME",
         description = {"Print who holds the lock NAME now, as the backend records it: the holder's owner id, the"
-                + " fencing token, when its client started, the thread that acquired, and how long the backend keeps"
-                + " it if the holder goes silent. Read-only."},
+                + " fencing token, when its client started, the thread that acquired, how long the backend keeps"
+                + " it if the holder goes silent, and how many wait for it. Read-only."},
         footerHeading = "%nExamples:%n",
         footer = {"  latchkey status --uri redis://redis1:6379 report:nightly",
             "",

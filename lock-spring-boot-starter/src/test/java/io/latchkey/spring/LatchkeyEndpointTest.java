@@ -50,7 +50,8 @@ class LatchkeyEndpointTest {
                         .containsEntry("token", permit.fencingToken());
                 Map<String, Object> seen = endpoint.lock(name);
                 assertThat(seen).containsEntry("held", true).containsEntry("owner", "endpoint-app")
-                        .containsEntry("token", lease.fencingToken()).containsKeys("clientStarted", "thread", "expiresInMillis");
+                        .containsEntry("token", lease.fencingToken()).containsEntry("waiters", 0)
+                        .containsKeys("clientStarted", "thread", "expiresInMillis");
             }
             await("the releases listed", () -> held(endpoint).isEmpty());
             assertThat(endpoint.lock(name)).isEqualTo(Map.of("name", name, "held", false));
