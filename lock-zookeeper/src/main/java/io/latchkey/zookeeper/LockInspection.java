@@ -27,6 +27,14 @@ import org.slf4j.LoggerFactory;
  * {@link Acquisition}'s rule; then a {@code getData} of it reads its data, the {@link Holder} text its
  * acquisition wrote, and its {@code czxid}, the fencing token that grant's lease has.
  *
+ * <p>The waiters are the other {@code lock-} nodes of that children read, those listed after the
+ * holder's: no further request. A node is there from its create until it is deleted, so the count
+ * includes the node of a waiter whose session died (its process killed or cut off) until the server
+ * expires that session, and the node of a waiter that gave up until its delete (Curator's guaranteed
+ * delete, retried after a lost connection) reaches the server: ZooKeeper does not tell whether another
+ * session is alive, so no node is filtered. A node created after the children read is not counted; one
+ * listed after the holder's and deleted before the holder's {@code getData} still is.
+ *
  * <p>A node released between the two reads is gone for good (sequence names are never used again),
  * and a node created since has a higher sequence than every node listed: so the first listed node that
  * still exists, read in order, is the lowest at the moment of its read, and holds the lock. Only when
@@ -90,8 +98,8 @@ final class LockInspection {
                 if (nodes.isEmpty()) {
                     return Optional.empty();
                 }
-                for (String node : nodes) {
-                    String path = ZKPaths.makePath(lockPath, node);
+                for (int i = 0; i < nodes.size(); i++) {
+                    String path = ZKPaths.makePath(lockPath, nodes.get(i));
                     CuratorEvent read = requests.await(ZnodeRequests.send(cb -> backend.client.getData().inBackground(cb)
                             .forPath(path)), "read the holder of");
                     if (ZnodeRequests.code(read) == KeeperException.Code.NONODE) {
@@ -100,8 +108,10 @@ final class LockInspection {
                     ZnodeRequests.check(read);
                     // data that is no holder text (an older Latchkey's lock name, a Curator mutex's address) reads as unknown
                     byte[] data = read.getData();
+                    // the waiters: the lock- nodes listed after the holder's, as the children read showed them
+                    int waiters = nodes.size() - i - 1;
                     return Optional.of(new Grant(path, read.getStat(), new GrantRecord(data == null ? null
-                            : new String(data, StandardCharsets.UTF_8), read.getStat().getCzxid(), null)));
+                            : new String(data, StandardCharsets.UTF_8), read.getStat().getCzxid(), null, waiters)));
                 }
                 if (pass == PASSES) {
                     throw new LockException(lockName, "could not " + doing + " lock '" + lockName + "' ("

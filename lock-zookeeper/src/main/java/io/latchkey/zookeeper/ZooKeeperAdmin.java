@@ -22,9 +22,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Force release.</b> The grant is read as {@link LockInspection} reads it (the lowest {@code lock-}
  * node: its data the holder text, its {@code czxid} the token), and exactly that node is deleted, with the
- * version just read, so that a node that changed since is not clobbered. The delete goes through the
- * session's ZooKeeper handle, not Curator: Curator sends a background request again after a lost
- * connection, and the {@code NoNode} of that second try would read as a grant that ended by itself, so
+ * version just read, so that a node that changed since is not clobbered; the grant handed back is that
+ * read's, its waiters (the {@code lock-} nodes listed behind the one deleted) included. The delete goes
+ * through the session's ZooKeeper handle, not Curator: Curator sends a background request again after a
+ * lost connection, and the {@code NoNode} of that second try would read as a grant that ended by itself, so
  * that the next holder's grant would be ended too. A node gone (released, its session expired) or changed
  * before the delete is read again, {@value #ATTEMPTS} times at most. The holder learns the deletion at
  * once from the watch on its own node or on the lock path's children ({@link ZooKeeperLease}), and at the

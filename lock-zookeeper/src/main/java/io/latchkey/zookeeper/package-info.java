@@ -58,7 +58,10 @@
  * term. How long the grant outlives a silent holder is not reported: it is the holder's session timeout
  * plus up to a tick, and ZooKeeper tells a client only its own session's timeout, never another's (the
  * holder may use another {@code lease}, or be a plain Curator client); no bound this client could state
- * would be the backend's record, so {@code expiresIn} is empty.
+ * would be the backend's record, so {@code expiresIn} is empty. The waiters counted are the other
+ * {@code lock-} nodes of the same children read, including the node of a waiter whose session died until
+ * the server expires that session (ZooKeeper does not tell whether another session is alive, so none is
+ * filtered).
  *
  * <p><b>Operators</b> ({@code ZooKeeperAdmin}). {@code forceRelease} reads the grant as {@code inspect}
  * does and deletes exactly that lowest {@code lock-} node, with the version it read (read again, three
