@@ -10,9 +10,12 @@ import io.latchkey.LockState;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.zookeeper.CreateMode;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -72,22 +75,30 @@ class ZooKeeperAdminTest {
     }
 
     @Test
-    @DisplayName("force release deletes exactly the holder's node: the holder's loss names the lock, its node and a"
-            + " force release; a plain Curator mutex's grant is ended too, as a holder nobody named")
+    @DisplayName("force release deletes exactly the holder's node and hands back its grant with the waiter behind it:"
+            + " the holder's loss names the lock, its node and a force release, and the waiter is granted; a plain"
+            + " Curator mutex's grant is ended too, as a holder nobody named and no waiter")
     void forceReleaseDeletesTheHoldersNode() throws Exception {
         String ns = "admin-force" + System.nanoTime();
         String lockPath = base(ns) + "/" + LockPaths.nodeName("job:1");
         Lease lease = client(ns, "holder").lock("job:1").lock(PATIENT);
         String node = ZK.raw().getChildren().forPath(lockPath).get(0);
+        CompletableFuture<Optional<Lease>> waiter = client(ns, "waiter").lock("job:1").tryLockAsync(PATIENT);
+        Awaitility.await("the waiter's node").atMost(PATIENT).pollInterval(Duration.ofMillis(20))
+                .until(() -> ZK.raw().getChildren().forPath(lockPath).size() == 2);
 
         LockState ended = client(ns, "admin").lock("job:1").forceRelease();
         assertThat(ended.holder().map(Holder::owner)).hasValue("holder");
         assertThat(ended.token()).hasValue(lease.fencingToken());
+        assertThat(ended.waiters()).as("the waiters behind the grant ended: %s", ended).hasValue(1);
         assertThat(ZK.raw().checkExists().forPath(lockPath + "/" + node)).as("the holder's node").isNull();
         Exception why = lease.lost().toCompletableFuture().get(OPTIONS.lease().toMillis(), TimeUnit.MILLISECONDS);
         assertThat(why).hasMessageContaining("job:1").hasMessageContaining(lockPath + "/" + node)
                 .hasMessageContaining("force release");
         lease.close();
+        try (Lease next = waiter.get(PATIENT.toMillis(), TimeUnit.MILLISECONDS).orElseThrow()) {
+            assertThat(next.fencingToken()).as("the waiter's token").isGreaterThan(ended.token().getAsLong());
+        }
 
         InterProcessMutex mutex = new InterProcessMutex(ZK.raw(), lockPath);
         assertThat(mutex.acquire(PATIENT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
@@ -97,6 +108,7 @@ class ZooKeeperAdminTest {
         LockState mutexEnded = client(ns, "admin").lock("job:1").forceRelease();
         assertThat(mutexEnded.holder()).hasValue(Holder.UNKNOWN);
         assertThat(mutexEnded.token()).hasValue(czxid);
+        assertThat(mutexEnded.waiters()).as("nobody waiting behind the mutex: %s", mutexEnded).hasValue(0);
         assertThat(ZK.raw().checkExists().forPath(lockPath + "/" + mutexNode)).as("the mutex's node").isNull();
         assertThat(client(ns, "admin").lock("job:1").forceRelease()).as("again, once free")
                 .isEqualTo(LockState.free("job:1"));

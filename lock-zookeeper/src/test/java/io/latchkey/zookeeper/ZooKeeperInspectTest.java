@@ -20,6 +20,9 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -119,7 +122,8 @@ class ZooKeeperInspectTest {
     }
 
     @Test
-    @DisplayName("with a waiter queued, inspect names the holder, then, once it released, the waiter with its own token")
+    @DisplayName("with two waiters queued, one a plain Curator mutex, inspect names the holder and counts both; once it"
+            + " released, the next waiter with its own token and one waiter left")
     void waiterIsNotTheHolderUntilGranted() throws Exception {
         String name = "queued:" + System.nanoTime();
         DistributedLock observed = client("observer").lock(name);
@@ -127,16 +131,37 @@ class ZooKeeperInspectTest {
         CompletableFuture<Optional<Lease>> second = client("second").lock(name).tryLockAsync(PATIENT);
         Awaitility.await("the waiter's node").atMost(PATIENT).pollInterval(Duration.ofMillis(20))
                 .until(() -> raw().getChildren().forPath(lockPath(name)).size() == 2);
+        // a Curator mutex is released by the thread that acquired it: one thread of its own
+        ExecutorService mutexThread = Executors.newSingleThreadExecutor();
+        InterProcessMutex third = new InterProcessMutex(raw(), lockPath(name));
+        Future<Boolean> thirdGranted = mutexThread.submit(() -> third.acquire(PATIENT.toMillis() * 2,
+                TimeUnit.MILLISECONDS));
+        Awaitility.await("the mutex's node").atMost(PATIENT).pollInterval(Duration.ofMillis(20))
+                .until(() -> raw().getChildren().forPath(lockPath(name)).size() == 3);
 
         LockState held = observed.inspect();
-        assertThat(held.holder().map(Holder::owner)).as("with a waiter queued").hasValue("first");
+        assertThat(held.holder().map(Holder::owner)).as("with two waiters queued").hasValue("first");
         assertThat(held.token()).hasValue(first.fencingToken());
+        assertThat(held.waiters()).as("the waiters behind the first: %s", held).hasValue(2);
 
         first.close();
         try (Lease next = second.get(PATIENT.toMillis(), TimeUnit.MILLISECONDS).orElseThrow()) {
             LockState now = observed.inspect();
             assertThat(now.holder().map(Holder::owner)).as("after the first released").hasValue("second");
             assertThat(now.token()).hasValue(next.fencingToken());
+            assertThat(now.waiters()).as("the mutex still waiting: %s", now).hasValue(1);
+        }
+        try {
+            assertThat(thirdGranted.get(PATIENT.toMillis(), TimeUnit.MILLISECONDS)).as("the mutex granted").isTrue();
+            LockState last = observed.inspect();
+            assertThat(last.holder()).as("the mutex holds").hasValue(Holder.UNKNOWN);
+            assertThat(last.waiters()).as("nobody left waiting: %s", last).hasValue(0);
+            mutexThread.submit(() -> {
+                third.release();
+                return null;
+            }).get(PATIENT.toMillis(), TimeUnit.MILLISECONDS);
+        } finally {
+            mutexThread.shutdownNow();
         }
     }
 
