@@ -41,22 +41,26 @@ final class RedisAdmin {
     }
 
     /**
-     * One read-only script on the lock's key ({@link RedisScripts#INSPECT}), on the master: the holder and
-     * token fields written with the grant, and the key's PTTL as the time Redis keeps it.
+     * One read-only script on the lock's key and its waiter queue ({@link RedisScripts#INSPECT}), sent as a
+     * plain EVAL to the master: the holder and token fields written with the grant, the key's PTTL as the
+     * time Redis keeps it, and the queue's entries not yet stale at the server's time as the waiters. The
+     * queue shares the lock key's hash slot ({@link RedisKeys#waitersKey}), so on a cluster too it is one script.
      */
     Optional<GrantRecord> inspect(String lockName) {
         String key = backend.key(lockName);
         List<Object> r = await(backend.redisson.getScript(StringCodec.INSTANCE).<List<Object>>evalAsync(key,
-                RScript.Mode.READ_WRITE, INSPECT, RScript.ReturnType.LIST, List.of(key)).toCompletableFuture(),
+                RScript.Mode.READ_WRITE, INSPECT, RScript.ReturnType.LIST, List.of(key, waitersKey(key)))
+                .toCompletableFuture(),
                 lockName, "while reading the holder of lock '" + lockName + "'");
         return grant(r);
     }
 
     /**
      * One script on the lock's key ({@link RedisScripts#FORCE_RELEASE}) that reads the grant as
-     * {@link #inspect} does and deletes the lock key alone: the token counter stays, so the next token is
-     * higher, and the first live waiter is woken as by a release. Sent once, never retried by Redisson: a
-     * retry after a reply lost on the way could end the grant of the waiter the first run woke.
+     * {@link #inspect} does, waiters included (those queued behind the grant it ends), and deletes the lock
+     * key alone: the token counter stays, so the next token is higher, and the first live waiter is woken as
+     * by a release. Sent once, never retried by Redisson: a retry after a reply lost on the way could end the
+     * grant of the waiter the first run woke.
      */
     Optional<GrantRecord> forceRelease(String lockName) {
         String key = backend.key(lockName);
@@ -75,8 +79,9 @@ final class RedisAdmin {
         }
         String token = (String) r.get(1);
         String holder = (String) r.get(2);
+        int waiters = Math.toIntExact(((Number) r.get(3)).longValue());
         return Optional.of(new GrantRecord(holder.isEmpty() ? null : holder, token.isEmpty() ? -1 : Long.parseLong(token),
-                ttl >= 0 ? Duration.ofMillis(ttl) : null));
+                ttl >= 0 ? Duration.ofMillis(ttl) : null, waiters));
     }
 
     /**

@@ -242,7 +242,7 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
         return lease;
     }
 
-    /** {@link RedisAdmin#inspect}: one read-only script on the lock's key. */
+    /** {@link RedisAdmin#inspect}: one read-only script on the lock's key and its waiter queue. */
     @Override
     public Optional<GrantRecord> inspect(String lockName) {
         return admin.inspect(lockName);

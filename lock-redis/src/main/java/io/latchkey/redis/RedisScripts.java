@@ -51,13 +51,28 @@ final class RedisScripts {
             + "return {-1, ttl}";
 
     /**
-     * Inspection, read-only. KEYS: the lock. Returns {-2} if the key does not exist, else {PTTL, the
-     * token field, the holder field}, a missing field as the empty string (a Redisson lock, or a grant of
-     * an older Latchkey, on the same key).
+     * Inspection, read-only. KEYS: the lock, its waiter queue. Returns {-2} if the lock key does not exist,
+     * else {PTTL, the token field, the holder field, the waiters}, a missing field as the empty string (a
+     * Redisson lock, or a grant of an older Latchkey, on the same key), the waiters as the queue's live
+     * entries ({@link #readGrant}).
      */
-    static final String INSPECT = "local ttl = redis.call('pttl', KEYS[1]); if ttl == -2 then return {-2} end; "
-            + "return {ttl, redis.call('hget', KEYS[1], '" + TOKEN + "') or '', "
-            + "redis.call('hget', KEYS[1], '" + HOLDER + "') or ''}";
+    static final String INSPECT = readGrant() + "return grant";
+
+    /**
+     * Lua: returns {-2} if the lock key KEYS[1] does not exist, else reads its grant into the local
+     * {@code grant} as {@link #INSPECT} returns it. The waiters are the entries of the queue KEYS[2] whose
+     * score, the moment each goes stale, is not past the server's {@code TIME} ({@code ZCOUNT}, as
+     * {@link #RELEASE} drops the others with {@code ZREMRANGEBYSCORE}): queued waiters, the holder not among
+     * them as its grant took its entry out. It only reads, so its {@code TIME} is allowed on every version
+     * (Redis before 5 refuses a write after {@code TIME}, see {@link #EFFECTS}).
+     */
+    private static String readGrant() {
+        return "local ttl = redis.call('pttl', KEYS[1]); if ttl == -2 then return {-2} end; "
+                + "local t = redis.call('time'); "
+                + "local grant = {ttl, redis.call('hget', KEYS[1], '" + TOKEN + "') or '', "
+                + "redis.call('hget', KEYS[1], '" + HOLDER + "') or '', "
+                + "redis.call('zcount', KEYS[2], t[1] * 1000 + math.floor(t[2] / 1000), '+inf')}; ";
+    }
 
     /**
      * Lua: goes down the waiter queue KEYS[2] in order and publishes on each waiter's own channel
@@ -96,14 +111,12 @@ final class RedisScripts {
     /**
      * The force release, an administrator's: ends whatever grant the lock key holds. KEYS as
      * {@link #RELEASE}'s. Returns {-2} and touches nothing if the key does not exist; else reads the grant
-     * as {@link #INSPECT} does ({PTTL, token field, holder field}), deletes the lock key alone and wakes a
-     * waiter as {@link #RELEASE} does, and returns what it read. The token counter is not touched, so the
-     * next grant's token is higher; the holder's next {@link #CHECK} no longer finds its owner field.
+     * as {@link #INSPECT} does ({PTTL, token field, holder field, waiters}), deletes the lock key alone and
+     * wakes a waiter as {@link #RELEASE} does, and returns what it read. The token counter is not touched, so
+     * the next grant's token is higher; the holder's next {@link #CHECK} no longer finds its owner field.
      */
     static final String FORCE_RELEASE = EFFECTS
-            + "local ttl = redis.call('pttl', KEYS[1]); if ttl == -2 then return {-2} end; "
-            + "local grant = {ttl, redis.call('hget', KEYS[1], '" + TOKEN + "') or '', "
-            + "redis.call('hget', KEYS[1], '" + HOLDER + "') or ''}; "
+            + readGrant()
             + deleteAndWake()
             + "return grant";
 

@@ -16,7 +16,11 @@
  * holder's identity ({@code latchkey:holder}, the text of {@link io.latchkey.Holder}) and the grant's
  * token ({@code latchkey:token}), which {@code inspect} reads back with the key's {@code PTTL} in one
  * read-only script; Redisson's lock scripts read only their owner's field, so the two extra fields
- * disturb neither side, and a key held through Redisson shows as held by {@code Holder.UNKNOWN}. The grant script takes the key only if it does not
+ * disturb neither side, and a key held through Redisson shows as held by {@code Holder.UNKNOWN}. The waiters
+ * {@code inspect} reports, read by the same script, are the entries of the lock's waiter queue (see below) not
+ * yet stale at the server's {@code TIME}: the acquires that wait with a wait left, not the holder (its grant
+ * takes its entry out), not a {@code tryLock()} without a wait (never queued), and a waiter gone without leaving
+ * until its entry goes stale (within its next retry of its own plus one {@code timeout}). The grant script takes the key only if it does not
  * exist, increments the counter {@code redisson_lock_token:{<namespace>:n}}, which never expires, and
  * returns it as the fencing token, so tokens rise with every grant of the name whatever happened to
  * the lock key; it sets the key's time to live to {@code lease} and returns the {@code PTTL} it then
