@@ -13,14 +13,19 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The Redis side of force release and list ({@link RedisAdmin}): which keys a force release deletes and keeps,
- * what the holder is told, and that list takes a name's glob characters literally and lists only grants.
+ * what the holder is told, which waiters inspect and force release count, and that list takes a name's glob
+ * characters literally and lists only grants.
  */
 class RedisAdminTest {
 
@@ -63,6 +68,36 @@ class RedisAdminTest {
             try (Lease next = admin.lock(name).lock(Duration.ZERO)) {
                 assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
             }
+        }
+    }
+
+    @Test
+    void inspect_counts_the_queue_entries_not_yet_stale_without_touching_the_queue_and_force_release_returns_them()
+            throws Exception {
+        String name = unique("waited");
+        String key = "latchkey:" + name;
+        String queue = RedisKeys.waitersKey(key);
+        try (LockClient holder = client(); LockClient waiter = client(); LockClient admin = client()) {
+            Lease lease = holder.lock(name).lock(Duration.ZERO);
+            assertThat(admin.lock(name).inspect().waiters()).as("nobody queued").hasValue(0);
+            // the entry of a waiter gone without leaving, whose moment to go stale has passed
+            server.cli(List.of(), "ZADD", queue, "1", "gone");
+            assertThat(admin.lock(name).inspect().waiters()).as("a stale entry alone").hasValue(0);
+            CompletableFuture<Optional<Lease>> waiting = waiter.lock(name).tryLockAsync(Duration.ofSeconds(30));
+            Awaitility.await("the waiter counted").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> admin.lock(name).inspect().waiters().equals(OptionalInt.of(1)));
+            assertThat(server.cli(List.of(), "ZCARD", queue)).as("the queue after inspect: the stale entry stays")
+                    .isEqualTo("2");
+            LockState ended = admin.lock(name).forceRelease();
+            assertThat(ended.token()).hasValue(lease.fencingToken());
+            assertThat(ended.waiters()).as("the waiters behind the ended grant").hasValue(1);
+            try (Lease next = waiting.get(TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS).orElseThrow()) {
+                assertThat(admin.lock(name).inspect().waiters()).as("once the waiter holds").hasValue(0);
+                assertThat(server.cli(List.of(), "EXISTS", queue)).as("the queue once the waiter holds").isEqualTo("0");
+            }
+            lease.close();
+        } finally {
+            server.cli(List.of(), "DEL", queue);
         }
     }
 
