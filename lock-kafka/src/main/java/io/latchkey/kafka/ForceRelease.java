@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * ended holder's, is a higher token. The coordinator takes the LeaveGroup at once: the lock is free on the
  * broker before this returns.
  *
- * <p>The grant returned is the one read just before the removal; a holder that took the lock in between
+ * <p>The grant returned is the one read just before the removal, with the waiters inspect counted then (they
+ * were removed too, and join again); a holder that took the lock in between
  * (the one read released it meanwhile) loses it too. Thread-safe: the admin client is.
  */
 final class ForceRelease {

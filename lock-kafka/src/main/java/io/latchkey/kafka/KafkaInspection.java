@@ -41,6 +41,12 @@ import org.apache.kafka.common.errors.GroupIdNotFoundException;
  * until the rebalance ends; its own lease has told it of the loss.) The last holder's commit outlives it
  * in the group until the broker expires the offsets; a member id no longer in the group holds nothing.
  *
+ * <p>The waiters counted ({@link GrantRecord#waiters()}) are the members the same description lists other
+ * than the holder's member id: a waiter that gave up has left with its LeaveGroup, but the member of a
+ * client that was killed lingers, and counts, until its session times out (the lease minus one heartbeat
+ * interval), and while the group is PreparingRebalance or CompletingRebalance the list may hold members in
+ * flux (one whose rejoin is still due, one admitted by its JoinGroup but not yet synced).
+ *
  * <p>Thread-safe: the admin client is.
  */
 final class KafkaInspection {
@@ -113,14 +119,27 @@ final class KafkaInspection {
         Optional<GrantMetadata> grant = GrantMetadata.parse(metadata);
         if (grant.isPresent()) {
             GrantMetadata g = grant.get();
-            return holds(description, partition, m -> m.consumerId().equals(g.memberId()))
+            Predicate<MemberDescription> holder = m -> m.consumerId().equals(g.memberId());
+            return holds(description, partition, holder)
                     ? Optional.of(new Held(new GrantRecord(g.holder(), g.token(),
-                            g.sessionMs() >= 0 ? Duration.ofMillis(g.sessionMs()) : null), g.memberId()))
+                            g.sessionMs() >= 0 ? Duration.ofMillis(g.sessionMs()) : null, waiters(description, holder)),
+                            g.memberId()))
                     : Optional.empty();
         }
         // a Latchkey before this one committed its member's client id alone: a holder of unknown identity and token
-        return metadata != null && !metadata.isEmpty() && holds(description, partition, m -> m.clientId().equals(metadata))
-                ? Optional.of(new Held(new GrantRecord(null, -1, null), null)) : Optional.empty();
+        Predicate<MemberDescription> holder = m -> m.clientId().equals(metadata);
+        return metadata != null && !metadata.isEmpty() && holds(description, partition, holder)
+                ? Optional.of(new Held(new GrantRecord(null, -1, null, waiters(description, holder)), null))
+                : Optional.empty();
+    }
+
+    /**
+     * The waiters behind the holder that {@code holder} picks out: the members {@code group}'s description
+     * lists other than it, whatever the group's state (in a rebalance, the members the coordinator keeps
+     * then, some of them in flux).
+     */
+    private static int waiters(ConsumerGroupDescription group, Predicate<MemberDescription> holder) {
+        return (int) group.members().stream().filter(holder.negate()).count();
     }
 
     /**

@@ -133,7 +133,10 @@
  *       committing member then holds if it is still a member, as the cooperative protocol never takes
  *       the partition from a member that stays (a member that lost the partition while keeping its
  *       member id, its JoinGroup answer lost in the network, reads as holding until the rebalance ends;
- *       its own lease has told it). <b>Token:</b> exact, from the commit. <b>Time left</b>
+ *       its own lease has told it). <b>Waiters:</b> the members the same description lists other than the
+ *       holder's member id; a waiter that gave up has left with its LeaveGroup, but the member of a killed
+ *       client lingers, and counts, until its session times out, and while the group is PreparingRebalance or
+ *       CompletingRebalance the list may hold members in flux. <b>Token:</b> exact, from the commit. <b>Time left</b>
  *       ({@code expiresIn}): the holder's session timeout, from its commit (the lease minus one
  *       heartbeat interval of the holder's client). Kafka does not report how much of a member's
  *       session is left; the coordinator keeps a silent member at most a session after its last
