@@ -63,6 +63,7 @@ class KafkaAdminTest {
 
         LockState ended = client(OPTIONS).lock(name).forceRelease();
         assertThat(ended.token()).as("the ended grant's token").hasValue(lease.fencingToken());
+        assertThat(ended.waiters()).as("the waiters behind the ended grant, as read before the removal").hasValue(1);
         Lease next = BROKER.track(waiting.get(OPTIONS.lease().multipliedBy(2).toMillis(), TimeUnit.MILLISECONDS).orElseThrow());
         assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
         Exception why = lease.lost().toCompletableFuture().get(OPTIONS.lease().toMillis(), TimeUnit.MILLISECONDS);
@@ -71,7 +72,9 @@ class KafkaAdminTest {
         Thread.sleep(OPTIONS.lease().toMillis()); // a rejoin of the removed member would show by now
         assertThat(group(group).members()).as("the group's members a lease later").extracting(MemberDescription::clientId)
                 .singleElement().satisfies(id -> assertThat(id).startsWith("latchkey-" + group + "-"));
-        assertThat(client(OPTIONS).lock(name).inspect().token()).as("the holder now").hasValue(next.fencingToken());
+        LockState now = client(OPTIONS).lock(name).inspect();
+        assertThat(now.token()).as("the holder now").hasValue(next.fencingToken());
+        assertThat(now.waiters()).as("waiters behind the holder now, the group's only member").hasValue(0);
         assertThat(lease.isValid()).isFalse();
     }
 

@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Properties;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -33,6 +34,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.TopicPartition;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -108,6 +110,7 @@ class KafkaInspectTest {
         assertThat(holder.thread()).as("the thread that acquired").isEqualTo(Thread.currentThread().getName());
         assertThat(state.token()).as("the grant's token").hasValue(lease.fencingToken());
         assertThat(state.expiresIn()).as("the holder's session, the most the broker keeps a silent member").hasValue(SESSION);
+        assertThat(state.waiters()).as("waiters in a group of the holder alone").hasValue(0);
 
         String metadata = committed(group).metadata();
         ConsumerGroupDescription description = admin().describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group);
@@ -125,7 +128,8 @@ class KafkaInspectTest {
     }
 
     @Test
-    @DisplayName("with handover=rejoin a waiter keeps the group rebalancing; the holder still reads as the holder in every state")
+    @DisplayName("with handover=rejoin a waiter keeps the group rebalancing; the holder still reads as the holder, with"
+            + " that one waiter, in every state")
     void holderReadWhileTheGroupRebalances() throws Exception {
         LockOptions rejoin = OPTIONS.toBuilder().backendOption(KafkaLockProvider.HANDOVER, "rejoin").build();
         String name = name("rebalancing");
@@ -137,6 +141,8 @@ class KafkaInspectTest {
         ExecutorService pool = Executors.newSingleThreadExecutor();
         BROKER.track(pool::shutdownNow);
         Future<Optional<Lease>> waiting = pool.submit(() -> waiter.lock(name).tryLock(OPTIONS.lease().multipliedBy(2)));
+        Awaitility.await("the waiter counted").atMost(OPTIONS.lease()).pollInterval(Duration.ofMillis(50))
+                .until(() -> observer.lock(name).inspect().waiters().equals(OptionalInt.of(1)));
 
         int duringRebalance = 0;
         long until = System.nanoTime() + OPTIONS.lease().toNanos();
@@ -146,6 +152,7 @@ class KafkaInspectTest {
             assertThat(state.holder().map(Holder::owner)).as("the holder read right after the group was %s", seen)
                     .hasValue("inspect-holder");
             assertThat(state.token()).hasValue(lease.fencingToken());
+            assertThat(state.waiters()).as("the waiters read right after the group was %s", seen).hasValue(1);
             if (seen == GroupState.PREPARING_REBALANCE || seen == GroupState.COMPLETING_REBALANCE) {
                 duringRebalance++;
             }
@@ -184,6 +191,7 @@ class KafkaInspectTest {
             LockState state = observer.lock(name).inspect();
             assertThat(state.holder()).as("the older holder: %s", state).hasValue(Holder.UNKNOWN);
             assertThat(state.token()).as("its token, which its commit does not carry").isEmpty();
+            assertThat(state.waiters()).as("waiters behind the older holder, the group's only member").hasValue(0);
         }
         assertThat(observer.lock(name).inspect().isHeld()).as("the lock once the older holder left").isFalse();
     }
