@@ -25,15 +25,16 @@ import java.util.regex.Pattern;
  * An operator's tools on etcd, for {@link EtcdLockBackend#forceRelease} and {@link EtcdLockBackend#list}.
  * Stateless; thread-safe.
  *
- * <p>Force release reads the grant as {@link EtcdInspection} does (the oldest key of the lock's queue,
- * then its lease's TTL) and deletes exactly that key in a transaction guarded by its create revision,
- * the grant's fencing token: one Raft commit, and never a key of another grant. The holder's lease is
+ * <p>Force release reads the grant as {@link EtcdInspection} does (the oldest key of the lock's queue
+ * and, in the same read, the queue's keys behind it, then its lease's TTL), returns it with those
+ * waiters, and deletes exactly that key in a transaction guarded by its create revision, the grant's
+ * fencing token: one Raft commit, and never a key of another grant. The holder's lease is
  * left alone, since it carries the holder client's other locks too; the holder learns the loss from
  * {@link EtcdGrantCheck} at its next keepalives. A waiter watches the deletion of the key before its
  * own, so the first one is granted at once, with its own key's create revision, higher than the
  * ended grant's. If the key went on its own between the read and the delete (a release, an expiry),
- * the same transaction reads the new oldest key instead, and that grant, the current one now, is ended
- * the same way; a free lock ends the call. Nothing is written for a name nobody holds.
+ * the same transaction reads the new oldest key (and its waiters) instead, and that grant, the current
+ * one now, is ended the same way; a free lock ends the call. Nothing is written for a name nobody holds.
  *
  * <p>List is a range read of the keys (names only, sorted by key) under
  * {@code <namespace><escaped prefix>} at one revision, in pages of {@value #PAGE} keys, each page
@@ -52,16 +53,17 @@ final class EtcdAdmin {
     /** The most keys one list request reads: small answers, however long the names (255 characters at most). */
     static final int PAGE = 1000;
     /** What follows a lock key's last '/': {@code <lease id>-<sequence>}, or {@code <lease id>} from older versions. */
-    private static final Pattern QUEUED = Pattern.compile("[0-9a-f]+(-[0-9a-f]+)?");
+    static final Pattern QUEUED = Pattern.compile("[0-9a-f]+(-[0-9a-f]+)?");
 
     private EtcdAdmin() {
     }
 
     static Optional<GrantRecord> forceRelease(EtcdLockBackend backend, String lockName) throws InterruptedException {
         long start = System.nanoTime();
-        KeyValue oldest = EtcdInspection.oldest(backend, lockName);
-        for (int tries = 1; oldest != null; tries++) {
-            GrantRecord grant = EtcdInspection.record(backend, lockName, oldest, start);
+        EtcdInspection.Head head = EtcdInspection.oldest(backend, lockName);
+        for (int tries = 1; head != null; tries++) {
+            KeyValue oldest = head.key();
+            GrantRecord grant = EtcdInspection.record(backend, lockName, head, start);
             String key = oldest.getKey().toString(StandardCharsets.UTF_8);
             Duration rest = EtcdInspection.rest(backend, start);
             if (tries > 1 && rest.isZero()) {
@@ -73,13 +75,12 @@ final class EtcdAdmin {
                     + " with token " + grant.token(), backend.client().getKVClient().txn()
                     .If(new Cmp(oldest.getKey(), Cmp.Op.EQUAL, CmpTarget.createRevision(oldest.getCreateRevision())))
                     .Then(Op.delete(oldest.getKey(), DeleteOption.DEFAULT))
-                    .Else(EtcdInspection.readOldest(backend, lockName))
+                    .Else(EtcdInspection.readHead(backend, lockName))
                     .commit(), rest);
             if (r.isSucceeded()) {
                 return Optional.of(grant);
             }
-            List<KeyValue> now = r.getGetResponses().get(0).getKvs();
-            oldest = now.isEmpty() ? null : now.get(0);
+            head = EtcdInspection.head(backend, lockName, r.getGetResponses());
         }
         return Optional.empty();
     }

@@ -18,19 +18,25 @@
  * read-write lock's reader and writer keys carry it too; a semaphore's slot key keeps its own value).
  * Nothing reads the value back to decide anything: keys are told apart by their names and create
  * revisions, so a key written by an older Latchkey, whose value was the lock name, still queues and
- * releases as before. {@code inspect} ({@code EtcdInspection}) is one linearizable range read of the
- * lock's prefix sorted by create revision, limit 1: the oldest key, the holder by the queue's own rule.
+ * releases as before. {@code inspect} ({@code EtcdInspection}) reads the lock's prefix sorted by create
+ * revision, limit 1, in one linearizable read: the oldest key, the holder by the queue's own rule.
  * Its value is the holder (none if it is no holder text), its create revision the fencing token, and
  * a second request, {@code LeaseTimeToLive} of the key's lease, gives {@code expiresIn}: the seconds
  * etcd still keeps the key if its holder goes silent, rounded down (zero if the lease ended between the
- * two reads). Both reads together are bounded by {@code timeout}; they write nothing, so inspecting a
- * name nobody holds leaves no key and no lease. The oldest key may be a waiter whose client has not yet
- * learnt that its predecessor went: by etcd's record it holds, and its client knows a round trip later.
+ * two reads). {@code waiters} counts the queue's keys ({@code <lease id>-<sequence>} after the prefix)
+ * other than the oldest, read by name in the same read-only transaction as the oldest key (not keys of
+ * a nested namespace under the prefix): each a contender still queued, since a waiter that gives up
+ * deletes its key at once (one that gave up while etcd was unreachable, or whose process died, is
+ * counted until its resent delete or its lease's expiry removes the key). Both reads together are
+ * bounded by {@code timeout}; they write nothing, so inspecting a name nobody holds leaves no key and no
+ * lease. The oldest key may be a waiter whose client has not yet learnt that its predecessor went: by
+ * etcd's record it holds, and its client knows a round trip later.
  *
- * <p>Admin ({@code EtcdAdmin}): {@code forceRelease} reads the grant as {@code inspect} does and deletes
- * exactly that key in a transaction guarded by its create revision (one Raft commit), leaving the
- * holder's lease, which carries its client's other locks, alone; the first waiter, watching that key,
- * is granted at once with a higher token, and the holder learns the loss at its next keepalives
+ * <p>Admin ({@code EtcdAdmin}): {@code forceRelease} reads the grant as {@code inspect} does, its
+ * waiters too, and deletes exactly that key in a transaction guarded by its create revision (one Raft
+ * commit), leaving the holder's lease, which carries its client's other locks, alone; the first waiter,
+ * watching that key, is granted at once with a higher token, and the holder learns the loss at its next
+ * keepalives
  * ({@code EtcdGrantCheck}: with each keepalive, one read-only transaction checks the keys of the plain
  * locks a client has held for a renewal period or longer, so an uncontended lock+unlock still costs two
  * RPCs, and the loss is learnt within two renewal periods, two thirds of the lease). {@code list} is a
