@@ -1,6 +1,7 @@
 package io.latchkey.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -141,15 +142,23 @@ class EtcdAdminTest {
     @Test
     void forceReleaseDeletesOnlyTheHoldersKeyAndLeavesItsLeaseAndOtherLocks() throws Exception {
         String namespace = "/etcd-admin-force/";
-        try (LockClient holder = connect(namespace); LockClient admin = connect(namespace)) {
+        try (LockClient holder = connect(namespace); LockClient admin = connect(namespace);
+                LockClient waiter = connect(namespace)) {
             Lease ended = holder.lock("ended").tryLock(Duration.ZERO).orElseThrow();
             Lease kept = holder.lock("kept").tryLock(Duration.ZERO).orElseThrow();
             long lease = keys(namespace + "kept/").get(0).getLease();
+            CompletableFuture<Optional<Lease>> waiting = waiter.lock("ended").tryLockAsync(LEASE.multipliedBy(5));
+            await("the waiter's key queued").atMost(TIMEOUT.multipliedBy(2))
+                    .until(() -> keys(namespace + "ended/").size() == 2);
 
             long releasedAt = System.nanoTime();
             LockState state = admin.lock("ended").forceRelease();
             assertThat(state.token()).hasValue(ended.fencingToken());
-            assertThat(keys(namespace + "ended/")).as("the ended grant's key").isEmpty();
+            assertThat(state.waiters()).as("the waiters behind the ended grant").hasValue(1);
+            Lease next = waiting.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
+            assertThat(next.fencingToken()).as("the waiter's token").isGreaterThan(ended.fencingToken());
+            next.close();
+            assertThat(keys(namespace + "ended/")).as("the ended grant's key, and the waiter's once released").isEmpty();
             Exception why = ended.lost().toCompletableFuture().get(LEASE.toMillis(), TimeUnit.MILLISECONDS);
             long learnt = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - releasedAt);
             // two keepalive periods at most, and the keepalive's own answer time

@@ -180,11 +180,23 @@ class EtcdLockTest {
                 Holder written = Holder.parse(value).orElseThrow(() -> new AssertionError("no holder text: " + value));
                 assertThat(written.owner()).isEqualTo("etcd-holder");
                 assertThat(written.thread()).isEqualTo(Thread.currentThread().getName());
-                // a waiter queued behind the holder is not taken for it
+                // keys of a nested name, of a longer name, of a read-write lock of the same name and of a client
+                // whose namespace is this lock's prefix ('/etcd-test/inspected/inner/...') are no waiters
+                try (LockClient inner = LockClient.connect(URI.create(server.uri(server.endpoints())),
+                                options().toBuilder().namespace("/etcd-test/inspected/").build());
+                        Lease nested = waiter.lock("inspected/nested").tryLock(Duration.ZERO).orElseThrow();
+                        Lease longer = waiter.lock("inspected2").tryLock(Duration.ZERO).orElseThrow();
+                        Lease read = waiter.readWriteLock("inspected").readLock().tryLock(Duration.ZERO).orElseThrow();
+                        Lease innerLock = inner.lock("inner").tryLock(Duration.ZERO).orElseThrow()) {
+                    assertThat(keys("/etcd-test/inspected/")).as("the holder's key and the inner namespace's").hasSize(2);
+                    assertThat(inspected.inspect().waiters()).as("waiters with nobody queued").hasValue(0);
+                }
+                // a waiter queued behind the holder is not taken for it, and is counted
                 CompletableFuture<Optional<Lease>> waiting = waiter.lock("inspected").tryLockAsync(LEASE.multipliedBy(5));
                 await().atMost(TIMEOUT.multipliedBy(2)).until(() -> keys("/etcd-test/inspected/").size() == 2);
                 LockState state = inspected.inspect();
                 assertThat(state.holder()).hasValue(written);
+                assertThat(state.waiters()).as("waiters with one queued").hasValue(1);
                 assertThat(state.token()).hasValue(lease.fencingToken());
                 assertThat(state.expiresIn()).hasValueSatisfying(left -> assertThat(left).isPositive()
                         .isLessThanOrEqualTo(LEASE));
