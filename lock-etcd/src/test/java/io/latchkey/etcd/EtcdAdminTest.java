@@ -15,7 +15,6 @@ import io.latchkey.LockClient;
 import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
 import io.latchkey.LockState;
-import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.etcd.EtcdServer;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -25,9 +24,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -42,28 +38,19 @@ class EtcdAdminTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(2);
 
     @RegisterExtension
-    static final SharedServer<EtcdServer> ETCD = SharedServer.of(EtcdLockTest.SERVER_KEY, EtcdServer::start);
-    private static EtcdServer server;
-    private static Client raw;
+    static final EtcdFixture ETCD = new EtcdFixture();
 
-    @BeforeAll
-    static void connectRaw() {
-        server = ETCD.get();
-        raw = Client.builder().endpoints(server.endpoints().stream()
-                .map(e -> URI.create("http://" + e.getHostString() + ":" + e.getPort())).collect(Collectors.toList()))
-                .build();
+    private static EtcdServer server() {
+        return ETCD.server();
     }
 
-    @AfterAll
-    static void closeRaw() {
-        if (raw != null) {
-            raw.close();
-        }
+    private static Client raw() {
+        return ETCD.raw();
     }
 
     /** A client in a namespace of its own, so that list("") sees only what the test put there. */
     private static LockClient connect(String namespace) {
-        return LockClient.connect(URI.create(server.uri(server.endpoints())), LockOptions.builder().lease(LEASE)
+        return LockClient.connect(URI.create(server().uri(server().endpoints())), LockOptions.builder().lease(LEASE)
                 .timeout(TIMEOUT).namespace(namespace).build());
     }
 
@@ -86,7 +73,7 @@ class EtcdAdminTest {
             holder.readWriteLock("a").readLock().tryLock(Duration.ZERO).orElseThrow();
             holder.readWriteLock("rw").writeLock().tryLock(Duration.ZERO).orElseThrow();
             // a schedule slot key beside the queue of 'a.b': '<namespace>a.b.slot'
-            raw.getKVClient().put(bytes("/etcd-admin-order/a.b.slot"), bytes("2026-01-01T00:00:00Z")).get(10, TimeUnit.SECONDS);
+            raw().getKVClient().put(bytes("/etcd-admin-order/a.b.slot"), bytes("2026-01-01T00:00:00Z")).get(10, TimeUnit.SECONDS);
             Thread.sleep(TIMEOUT.toMillis() / 2); // the waiter's key queues behind the holder's meanwhile
 
             try (LockClient admin = connect("/etcd-admin-order/")) {
@@ -106,7 +93,7 @@ class EtcdAdminTest {
             held.get(0).close();
             queued.get(LEASE.toMillis(), TimeUnit.MILLISECONDS).orElseThrow().close();
         } finally {
-            raw.getKVClient().delete(bytes("/etcd-admin-order/"), DeleteOption.builder().isPrefix(true).build())
+            raw().getKVClient().delete(bytes("/etcd-admin-order/"), DeleteOption.builder().isPrefix(true).build())
                     .get(10, TimeUnit.SECONDS);
         }
     }
@@ -125,7 +112,7 @@ class EtcdAdminTest {
             puts.add(Op.put(bytes(namespace + "%semaphores/t/0"), bytes("1 x"), PutOption.DEFAULT));
             puts.add(Op.put(bytes(namespace + "nested/u/1-1"), bytes("another namespace's lock"), PutOption.DEFAULT));
             for (int from = 0; from < puts.size(); from += 100) {
-                raw.getKVClient().txn().Then(puts.subList(from, Math.min(puts.size(), from + 100)).toArray(new Op[0]))
+                raw().getKVClient().txn().Then(puts.subList(from, Math.min(puts.size(), from + 100)).toArray(new Op[0]))
                         .commit().get(10, TimeUnit.SECONDS);
             }
             try (LockClient admin = connect(namespace)) {
@@ -134,7 +121,7 @@ class EtcdAdminTest {
                 assertThat(admin.list("q")).containsExactly("q");
             }
         } finally {
-            raw.getKVClient().delete(bytes(namespace), DeleteOption.builder().isPrefix(true).build())
+            raw().getKVClient().delete(bytes(namespace), DeleteOption.builder().isPrefix(true).build())
                     .get(10, TimeUnit.SECONDS);
         }
     }
@@ -179,7 +166,7 @@ class EtcdAdminTest {
     }
 
     private static List<KeyValue> keys(String prefix) throws Exception {
-        return raw.getKVClient().get(bytes(prefix), GetOption.builder().isPrefix(true).build()).get(10, TimeUnit.SECONDS)
+        return raw().getKVClient().get(bytes(prefix), GetOption.builder().isPrefix(true).build()).get(10, TimeUnit.SECONDS)
                 .getKvs();
     }
 }

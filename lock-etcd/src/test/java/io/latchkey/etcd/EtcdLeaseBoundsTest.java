@@ -20,7 +20,6 @@ import io.latchkey.LockState;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
-import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.etcd.EtcdServer;
 import io.latchkey.testkit.fault.ChildHolder;
 import io.latchkey.testkit.fault.OptionsUri;
@@ -31,9 +30,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -52,23 +48,14 @@ class EtcdLeaseBoundsTest {
     private static final String NAMESPACE = "/etcd-bounds/";
 
     @RegisterExtension
-    static final SharedServer<EtcdServer> ETCD = SharedServer.of(EtcdLockTest.SERVER_KEY, EtcdServer::start);
-    private static EtcdServer server;
-    private static Client raw;
+    static final EtcdFixture ETCD = new EtcdFixture();
 
-    @BeforeAll
-    static void connectRaw() {
-        server = ETCD.get();
-        raw = Client.builder().endpoints(server.endpoints().stream()
-                .map(e -> URI.create("http://" + e.getHostString() + ":" + e.getPort())).collect(Collectors.toList()))
-                .build();
+    private static EtcdServer server() {
+        return ETCD.server();
     }
 
-    @AfterAll
-    static void closeRaw() {
-        if (raw != null) {
-            raw.close();
-        }
+    private static Client raw() {
+        return ETCD.raw();
     }
 
     private static LockOptions options(Duration lease) {
@@ -76,18 +63,18 @@ class EtcdLeaseBoundsTest {
     }
 
     private static LockClient connect(Duration lease) {
-        return LockClient.connect(URI.create(server.uri(server.endpoints())), options(lease));
+        return LockClient.connect(URI.create(server().uri(server().endpoints())), options(lease));
     }
 
     private static KeyValue holderKey(String lockName) throws Exception {
-        List<KeyValue> kvs = raw.getKVClient().get(bytes(EtcdLockBackend.prefix(NAMESPACE, lockName)),
+        List<KeyValue> kvs = raw().getKVClient().get(bytes(EtcdLockBackend.prefix(NAMESPACE, lockName)),
                 GetOption.builder().isPrefix(true).build()).get(10, TimeUnit.SECONDS).getKvs();
         assertThat(kvs).as("keys of lock '%s'", lockName).hasSize(1);
         return kvs.get(0);
     }
 
     private static long grantedTtl(KeyValue kv) throws Exception {
-        return raw.getLeaseClient().timeToLive(kv.getLease(), LeaseOption.DEFAULT).get(10, TimeUnit.SECONDS).getGrantedTTL();
+        return raw().getLeaseClient().timeToLive(kv.getLease(), LeaseOption.DEFAULT).get(10, TimeUnit.SECONDS).getGrantedTTL();
     }
 
     private static ByteSequence bytes(String s) {
@@ -99,7 +86,7 @@ class EtcdLeaseBoundsTest {
         // lease minus the expiry check, rounded down: 4500ms -> 4s, 4s -> 3s, 2500ms -> 2s (this etcd's minimum)
         for (Duration lease : List.of(Duration.ofMillis(4500), Duration.ofSeconds(4), Duration.ofMillis(2500))) {
             long expected = (lease.toMillis() - EtcdLockProvider.EXPIRY_CHECK_MILLIS) / 1000;
-            try (LockClient client = LockClient.connect(server.uri(server.endpoints()) + "?namespace=" + NAMESPACE
+            try (LockClient client = LockClient.connect(server().uri(server().endpoints()) + "?namespace=" + NAMESPACE
                     + "&timeout=1s&lease=" + lease.toMillis() + "ms");
                     Lease held = client.lock("rounded").tryLock(Duration.ZERO).orElseThrow()) {
                 assertThat(grantedTtl(holderKey("rounded"))).as("TTL for lease=%s", lease).isEqualTo(expected);
@@ -112,13 +99,13 @@ class EtcdLeaseBoundsTest {
     @Test
     void aLeaseBelowTheTtlEtcdReallyGrantsIsRefusedNamingItsMinimum() {
         // the fixture's members run with --election-timeout=1000ms: etcd raises TTLs below 2s to 2s
-        String uri = server.uri(server.endpoints()) + "?timeout=500ms&lease=2s";
+        String uri = server().uri(server().endpoints()) + "?timeout=500ms&lease=2s";
         assertThatThrownBy(() -> LockClient.connect(uri))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("lease=2s").hasMessageContaining("minimum TTL is 2s")
                 .hasMessageContaining("use lease=2500ms or more");
-        try (Client own = Client.builder().endpoints(URI.create("http://" + server.endpoints().get(0).getHostString()
-                + ":" + server.endpoints().get(0).getPort())).build()) {
+        try (Client own = Client.builder().endpoints(URI.create("http://" + server().endpoints().get(0).getHostString()
+                + ":" + server().endpoints().get(0).getPort())).build()) {
             assertThatThrownBy(() -> EtcdLockProvider.client(own, LockOptions.builder().lease(Duration.ofSeconds(2))
                     .timeout(Duration.ofMillis(500)).build()))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("minimum TTL is 2s");
@@ -127,7 +114,7 @@ class EtcdLeaseBoundsTest {
 
     @Test
     void leasesTooShortForWholeSecondsOrForTimeoutAndMarginAreRefused() {
-        String base = server.uri(server.endpoints());
+        String base = server().uri(server().endpoints());
         assertThatThrownBy(() -> LockClient.connect(base + "?timeout=200ms&lease=1400ms"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lease=1400ms is too short")
                 .hasMessageContaining("use lease=1500ms or more");
@@ -138,8 +125,8 @@ class EtcdLeaseBoundsTest {
 
     @Test
     void theApplicationsClientHonoursLeaseMarginTimeoutAndNamespace() throws Exception {
-        try (Client own = Client.builder().endpoints(URI.create("http://" + server.endpoints().get(0).getHostString()
-                + ":" + server.endpoints().get(0).getPort())).build()) {
+        try (Client own = Client.builder().endpoints(URI.create("http://" + server().endpoints().get(0).getHostString()
+                + ":" + server().endpoints().get(0).getPort())).build()) {
             LockOptions options = LockOptions.builder().lease(Duration.ofMillis(3500)).safetyMargin(Duration.ofMillis(700))
                     .timeout(Duration.ofSeconds(1)).namespace("/own-options").build();
             try (LockClient client = EtcdLockProvider.client(own, options);
@@ -159,13 +146,13 @@ class EtcdLeaseBoundsTest {
     @Test
     void aKilledHoldersKeyIsGoneWithinLeaseAndAWaiterHasTheLockWithinLeasePlusWakeUp() throws Exception {
         String name = "killed";
-        try (ChildHolder child = ChildHolder.start(OptionsUri.of(server.uri(server.endpoints()), options(LEASE)));
+        try (ChildHolder child = ChildHolder.start(OptionsUri.of(server().uri(server().endpoints()), options(LEASE)));
                 LockClient waiter = connect(LEASE)) {
             assertThat(child.acquire(name, Duration.ZERO, ChildHolder.STARTUP_GUARD).kind()).isEqualTo("acquired");
             // the waiter waits first, so that the bound measures expiry and wake-up, not its connect
             var waiting = waiter.lock(name).tryLockAsync(LEASE.multipliedBy(3));
             String prefix = EtcdLockBackend.prefix(NAMESPACE, name);
-            await().atMost(TIMEOUT.multipliedBy(3)).until(() -> raw.getKVClient().get(bytes(prefix),
+            await().atMost(TIMEOUT.multipliedBy(3)).until(() -> raw().getKVClient().get(bytes(prefix),
                     GetOption.builder().isPrefix(true).withCountOnly(true).build()).get(10, TimeUnit.SECONDS).getCount() == 2);
             long killedAt = System.nanoTime();
             child.kill();
@@ -215,8 +202,8 @@ class EtcdLeaseBoundsTest {
     void aSlotRecordIsRefusedOnceTheHoldersKeyIsGoneAndAfterALaterHolderWroteIt() throws Exception {
         LockOptions options = options(LEASE);
         String name = "slot-guard";
-        try (Client own = Client.builder().endpoints(URI.create("http://" + server.endpoints().get(0).getHostString()
-                + ":" + server.endpoints().get(0).getPort())).build();
+        try (Client own = Client.builder().endpoints(URI.create("http://" + server().endpoints().get(0).getHostString()
+                + ":" + server().endpoints().get(0).getPort())).build();
                 EtcdLockBackend backend = new EtcdLockBackend(own, null, false, NAMESPACE,
                         EtcdLockProvider.ttlSeconds(options, "test"), options, "test")) {
             BackendLease first = backend.acquire(name, Deadline.after(Duration.ZERO), new NoEvidence());
@@ -225,7 +212,7 @@ class EtcdLeaseBoundsTest {
             first.recordCompletedSlot(slot.plusSeconds(60)); // the same grant may record again
             assertThat(first.lastCompletedSlot()).contains(slot.plusSeconds(60));
             // the holder's key vanishes (its lease expired, say): a stale holder must not write
-            raw.getLeaseClient().revoke(holderKey(name).getLease()).get(10, TimeUnit.SECONDS);
+            raw().getLeaseClient().revoke(holderKey(name).getLease()).get(10, TimeUnit.SECONDS);
             assertThatThrownBy(() -> first.recordCompletedSlot(slot.plusSeconds(120)))
                     .isInstanceOf(LockLostException.class).hasMessageContaining("refused to record slot");
             BackendLease second = backend.acquire(name, Deadline.after(Duration.ZERO), new NoEvidence());
@@ -233,9 +220,9 @@ class EtcdLeaseBoundsTest {
             assertThat(second.lastCompletedSlot()).contains(slot.plusSeconds(60));
             second.recordCompletedSlot(slot.plusSeconds(180));
             second.release();
-            assertThat(raw.getKVClient().get(backend.slotKey(name)).get(10, TimeUnit.SECONDS).getKvs().get(0)
+            assertThat(raw().getKVClient().get(backend.slotKey(name)).get(10, TimeUnit.SECONDS).getKvs().get(0)
                     .getValue().toString(StandardCharsets.UTF_8)).isEqualTo(slot.plusSeconds(180).toString());
-            raw.getKVClient().delete(backend.slotKey(name)).get(10, TimeUnit.SECONDS);
+            raw().getKVClient().delete(backend.slotKey(name)).get(10, TimeUnit.SECONDS);
         }
     }
 

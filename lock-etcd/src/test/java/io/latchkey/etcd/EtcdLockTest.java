@@ -17,7 +17,6 @@ import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
 import io.latchkey.LockState;
 import io.latchkey.SemaphoreLease;
-import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.etcd.EtcdServer;
 import io.latchkey.testkit.fault.TcpProxy;
 import java.net.URI;
@@ -29,8 +28,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -46,23 +43,14 @@ class EtcdLockTest {
     static final String SERVER_KEY = "etcd";
 
     @RegisterExtension
-    static final SharedServer<EtcdServer> ETCD = SharedServer.of(SERVER_KEY, EtcdServer::start);
-    private static EtcdServer server;
-    private static Client raw;
+    static final EtcdFixture ETCD = new EtcdFixture();
 
-    @BeforeAll
-    static void connectRaw() {
-        server = ETCD.get();
-        raw = Client.builder().endpoints(server.endpoints().stream()
-                .map(e -> URI.create("http://" + e.getHostString() + ":" + e.getPort())).collect(Collectors.toList()))
-                .build();
+    private static EtcdServer server() {
+        return ETCD.server();
     }
 
-    @AfterAll
-    static void closeRaw() {
-        if (raw != null) {
-            raw.close();
-        }
+    private static Client raw() {
+        return ETCD.raw();
     }
 
     private static LockOptions options() {
@@ -70,11 +58,11 @@ class EtcdLockTest {
     }
 
     private static LockClient connect() {
-        return LockClient.connect(URI.create(server.uri(server.endpoints())), options());
+        return LockClient.connect(URI.create(server().uri(server().endpoints())), options());
     }
 
     private static List<KeyValue> keys(String prefix) throws Exception {
-        return raw.getKVClient().get(bytes(prefix), GetOption.builder().isPrefix(true).build())
+        return raw().getKVClient().get(bytes(prefix), GetOption.builder().isPrefix(true).build())
                 .get(10, TimeUnit.SECONDS).getKvs();
     }
 
@@ -108,7 +96,7 @@ class EtcdLockTest {
             await().atMost(TIMEOUT.multipliedBy(2)).until(() -> keys("/etcd-test/expired-waiter/").size() == 2);
             KeyValue first = keys("/etcd-test/expired-waiter/").stream()
                     .filter(kv -> kv.getCreateRevision() != held.fencingToken()).findFirst().orElseThrow();
-            raw.getLeaseClient().revoke(first.getLease()).get(10, TimeUnit.SECONDS);
+            raw().getLeaseClient().revoke(first.getLease()).get(10, TimeUnit.SECONDS);
             // the waiter learns at its next keepalive and queues again with a fresh lease
             await().atMost(LEASE.plus(TIMEOUT)).until(() -> keys("/etcd-test/expired-waiter/").stream()
                     .anyMatch(kv -> kv.getCreateRevision() > first.getCreateRevision()));
@@ -117,7 +105,7 @@ class EtcdLockTest {
                 assertThat(got.fencingToken()).isGreaterThan(first.getCreateRevision());
                 KeyValue now = keys("/etcd-test/expired-waiter/").get(0);
                 assertThat(now.getCreateRevision()).isEqualTo(got.fencingToken());
-                assertThat(raw.getLeaseClient().timeToLive(now.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT)
+                assertThat(raw().getLeaseClient().timeToLive(now.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT)
                         .get(10, TimeUnit.SECONDS).getTTL()).isPositive();
             }
         }
@@ -136,7 +124,7 @@ class EtcdLockTest {
             }
             previous = lease.fencingToken();
         }
-        server.restart();
+        server().restart();
         try (LockClient client = connect(); Lease lease = client.lock("a/b%c").tryLock(Duration.ofSeconds(10)).orElseThrow()) {
             assertThat(lease.fencingToken()).isGreaterThan(previous);
         }
@@ -170,7 +158,7 @@ class EtcdLockTest {
     @Test
     void theHoldersKeyCarriesItsIdentityAndInspectReadsItBackWithoutWritingAnything() throws Exception {
         LockOptions owned = options().toBuilder().owner("etcd-holder").build();
-        try (LockClient holder = LockClient.connect(URI.create(server.uri(server.endpoints())), owned);
+        try (LockClient holder = LockClient.connect(URI.create(server().uri(server().endpoints())), owned);
                 LockClient waiter = connect(); LockClient observer = connect()) {
             DistributedLock inspected = observer.lock("inspected");
             assertThat(inspected.inspect()).isEqualTo(LockState.free("inspected"));
@@ -182,7 +170,7 @@ class EtcdLockTest {
                 assertThat(written.thread()).isEqualTo(Thread.currentThread().getName());
                 // keys of a nested name, of a longer name, of a read-write lock of the same name and of a client
                 // whose namespace is this lock's prefix ('/etcd-test/inspected/inner/...') are no waiters
-                try (LockClient inner = LockClient.connect(URI.create(server.uri(server.endpoints())),
+                try (LockClient inner = LockClient.connect(URI.create(server().uri(server().endpoints())),
                                 options().toBuilder().namespace("/etcd-test/inspected/").build());
                         Lease nested = waiter.lock("inspected/nested").tryLock(Duration.ZERO).orElseThrow();
                         Lease longer = waiter.lock("inspected2").tryLock(Duration.ZERO).orElseThrow();
@@ -216,8 +204,8 @@ class EtcdLockTest {
 
     @Test
     void inspectingThroughACutNetworkIsAnExceptionWithinTheTimeout() throws Exception {
-        try (TcpProxy proxy = TcpProxy.start(server.endpoints().get(0));
-                LockClient client = LockClient.connect(URI.create(server.uri(List.of(proxy.endpoint()))), options())) {
+        try (TcpProxy proxy = TcpProxy.start(server().endpoints().get(0));
+                LockClient client = LockClient.connect(URI.create(server().uri(List.of(proxy.endpoint()))), options())) {
             DistributedLock lock = client.lock("inspected cut");
             assertThat(lock.inspect().isHeld()).isFalse();
             proxy.cut();
@@ -243,9 +231,9 @@ class EtcdLockTest {
     @Test
     void aRevokedLeaseIsSignalledAsLostAtTheNextKeepalive() throws Exception {
         try (LockClient client = connect(); Lease lease = client.lock("revoked").tryLock(Duration.ZERO).orElseThrow()) {
-            long leaseId = raw.getKVClient().get(bytes("/etcd-test/revoked/"), GetOption.builder().isPrefix(true).build())
+            long leaseId = raw().getKVClient().get(bytes("/etcd-test/revoked/"), GetOption.builder().isPrefix(true).build())
                     .get(10, TimeUnit.SECONDS).getKvs().get(0).getLease();
-            raw.getLeaseClient().revoke(leaseId).get(10, TimeUnit.SECONDS);
+            raw().getLeaseClient().revoke(leaseId).get(10, TimeUnit.SECONDS);
             // the next keepalive (every third of the lease) answers NOT_FOUND
             LockLostException lost = lease.lost().toCompletableFuture()
                     .get(LEASE.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS);
@@ -266,7 +254,7 @@ class EtcdLockTest {
             long leaseId = keys("/etcd-test/shared-1/").get(0).getLease();
             // one lease per client: both keys are bound to it
             assertThat(keys("/etcd-test/shared-2/").get(0).getLease()).isEqualTo(leaseId);
-            raw.getLeaseClient().revoke(leaseId).get(10, TimeUnit.SECONDS);
+            raw().getLeaseClient().revoke(leaseId).get(10, TimeUnit.SECONDS);
             // the next keepalive (every third of the lease) answers NOT_FOUND, and every lock bound to it is lost
             for (Lease lease : List.of(first, second)) {
                 LockLostException lost = lease.lost().toCompletableFuture()
@@ -289,7 +277,7 @@ class EtcdLockTest {
                     client.lock("unanswered-2").tryLock(Duration.ZERO).orElseThrow());
             List<CompletableFuture<Long>> lostAt = held.stream().map(l -> l.lost().toCompletableFuture()
                     .thenApply(e -> System.nanoTime())).collect(Collectors.toList());
-            server.pause();
+            server().pause();
             try {
                 // nothing confirms the lease from here on: each deadline is fixed, and remaining() tells it
                 List<Long> deadlines = held.stream().map(l -> l.remaining().toNanos() + System.nanoTime())
@@ -302,7 +290,7 @@ class EtcdLockTest {
                             .isLessThanOrEqualTo(options().safetyMargin().toNanos());
                 }
             } finally {
-                server.unpause();
+                server().unpause();
             }
             held.forEach(Lease::close);
         }
@@ -310,7 +298,7 @@ class EtcdLockTest {
 
     @Test
     void theApplicationsOwnClientIsUsedAndLeftOpen() throws Exception {
-        try (Client own = Client.builder().endpoints(server.endpoints().stream()
+        try (Client own = Client.builder().endpoints(server().endpoints().stream()
                 .map(e -> URI.create("http://" + e.getHostString() + ":" + e.getPort())).collect(Collectors.toList()))
                 .build()) {
             try (LockClient client = EtcdLockProvider.client(own, options())) {
@@ -326,7 +314,7 @@ class EtcdLockTest {
 
     @Test
     void badOptionsAreRefusedWithTheRule() {
-        String base = server.uri(server.endpoints());
+        String base = server().uri(server().endpoints());
         assertThatThrownBy(() -> LockClient.connect(base + "?lease=1s&timeout=200ms"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lease=1s is too short for etcd");
         assertThatThrownBy(() -> LockClient.connect(base + "?sessionTimeout=5s"))
@@ -335,10 +323,10 @@ class EtcdLockTest {
 
     @Test
     void theUriSetsNamespaceAndLease() throws Exception {
-        try (LockClient client = LockClient.connect(server.uri(server.endpoints()) + "?namespace=/from-uri/&lease=5500ms&timeout=2s");
+        try (LockClient client = LockClient.connect(server().uri(server().endpoints()) + "?namespace=/from-uri/&lease=5500ms&timeout=2s");
                 Lease lease = client.lock("uri").tryLock(Duration.ZERO).orElseThrow()) {
             KeyValue kv = keys("/from-uri/uri/").get(0);
-            long granted = raw.getLeaseClient().timeToLive(kv.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT)
+            long granted = raw().getLeaseClient().timeToLive(kv.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT)
                     .get(10, TimeUnit.SECONDS).getGrantedTTL();
             assertThat(granted).isEqualTo(5);
         }

@@ -12,7 +12,6 @@ import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.testkit.CrashFailover;
-import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.etcd.EtcdServer;
 import io.latchkey.testkit.fault.OptionsUri;
 import java.net.URI;
@@ -21,9 +20,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -35,32 +31,23 @@ class EtcdSemaphoreTest {
     private static final String NAMESPACE = "/etcd-semaphore-test/";
 
     @RegisterExtension
-    static final SharedServer<EtcdServer> ETCD = SharedServer.of(EtcdLockTest.SERVER_KEY, EtcdServer::start);
-    private static EtcdServer server;
-    private static Client raw;
+    static final EtcdFixture ETCD = new EtcdFixture();
 
-    @BeforeAll
-    static void connectRaw() {
-        server = ETCD.get();
-        raw = Client.builder().endpoints(server.endpoints().stream()
-                .map(e -> URI.create("http://" + e.getHostString() + ":" + e.getPort())).collect(Collectors.toList()))
-                .build();
+    private static EtcdServer server() {
+        return ETCD.server();
     }
 
-    @AfterAll
-    static void closeRaw() {
-        if (raw != null) {
-            raw.close();
-        }
+    private static Client raw() {
+        return ETCD.raw();
     }
 
     private static LockClient connect() {
-        return LockClient.connect(URI.create(server.uri(server.endpoints())),
+        return LockClient.connect(URI.create(server().uri(server().endpoints())),
                 LockOptions.builder().lease(LEASE).timeout(TIMEOUT).namespace(NAMESPACE).build());
     }
 
     private static List<KeyValue> keys(String prefix) throws Exception {
-        return raw.getKVClient().get(ByteSequence.from(prefix, StandardCharsets.UTF_8),
+        return raw().getKVClient().get(ByteSequence.from(prefix, StandardCharsets.UTF_8),
                 GetOption.builder().isPrefix(true).build()).get(10, TimeUnit.SECONDS).getKvs();
     }
 
@@ -118,7 +105,7 @@ class EtcdSemaphoreTest {
             long lease = keys(semaphorePrefix).get(0).getLease();
             assertThat(keys(EtcdLockBackend.prefix(NAMESPACE, name)).get(0).getLease()).isEqualTo(lease);
 
-            raw.getLeaseClient().revoke(lease).get(10, TimeUnit.SECONDS);
+            raw().getLeaseClient().revoke(lease).get(10, TimeUnit.SECONDS);
 
             // the next keepalive (every third of the TTL) hears NOT_FOUND and ends the session, and with it both
             Duration bound = LEASE.plus(TIMEOUT);
@@ -182,8 +169,8 @@ class EtcdSemaphoreTest {
         // a waiter be granted before the kill again, the failure carries each holder's own check and log.
         Duration lease = Duration.ofMillis(4500);
         LockOptions options = LockOptions.builder().lease(lease).timeout(TIMEOUT).namespace(NAMESPACE).build();
-        try (LockClient waiter = LockClient.connect(URI.create(server.uri(server.endpoints())), options)) {
-            CrashFailover.permit(OptionsUri.of(server.uri(server.endpoints()), options), waiter, "crash-" + System.nanoTime(),
+        try (LockClient waiter = LockClient.connect(URI.create(server().uri(server().endpoints())), options)) {
+            CrashFailover.permit(OptionsUri.of(server().uri(server().endpoints()), options), waiter, "crash-" + System.nanoTime(),
                     2, lease, 2);
         }
     }
