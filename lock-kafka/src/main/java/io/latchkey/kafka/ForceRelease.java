@@ -84,7 +84,8 @@ final class ForceRelease {
             }
             throw failure(lockName, group, start, cause);
         }
-        log.info("lock '{}': force-released: removed the members of consumer group '{}' (the grant of token {})", lockName,
+        // the shared layer warns of every force release with its holder; this adds how it was done
+        log.debug("lock '{}': force-released: removed the members of consumer group '{}' (the grant of token {})", lockName,
                 group, held.get().record().token());
         return Optional.of(held.get().record());
     }
