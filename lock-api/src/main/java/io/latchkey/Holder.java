@@ -26,7 +26,9 @@ import java.util.Optional;
  *
  * <p>On the backend it is one line of text, {@link #toString()}:
  * {@code owner=web-1:4242 started=2026-12-05T07:30:00.123Z thread=scheduling-1}, each value
- * URL-encoded so that no value holds a space; {@link #parse} reads it back.
+ * URL-encoded so that no value holds a space; {@link #parse} reads it back. A backend writes it followed by
+ * the moment of the request that became the grant ({@code at=<instant>}, see
+ * {@link io.latchkey.spi.HolderStamp}), which {@link #parse} passes over.
  *
  * @param owner the holder's owner id
  * @param clientStarted when the holder's client connected, by the holder's clock

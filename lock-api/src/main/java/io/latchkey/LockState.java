@@ -9,8 +9,8 @@ import java.util.OptionalLong;
 
 /**
  * What the backend records of a lock at one moment, from {@link DistributedLock#inspect()}: whether it
- * is held, by whom, under which fencing token, and how long the backend keeps it for a holder that
- * goes silent. A snapshot: by the time it is read the lock may have changed hands.
+ * is held, by whom, since when, under which fencing token, and how long the backend keeps it for a holder
+ * that goes silent. A snapshot: by the time it is read the lock may have changed hands.
  *
  * <p>Immutable and thread-safe.
  */
@@ -21,18 +21,20 @@ public final class LockState {
     private final long token;
     private final Duration expiresIn;
     private final int waiters;
+    private final GrantTime since;
 
-    private LockState(String name, Holder holder, long token, Duration expiresIn, int waiters) {
+    private LockState(String name, Holder holder, long token, Duration expiresIn, int waiters, GrantTime since) {
         this.name = Objects.requireNonNull(name, "name");
         this.holder = holder;
         this.token = token;
         this.expiresIn = expiresIn;
         this.waiters = waiters;
+        this.since = since;
     }
 
     /** A lock nobody holds. */
     public static LockState free(String name) {
-        return new LockState(name, null, -1, null, -1);
+        return new LockState(name, null, -1, null, -1, null);
     }
 
     /**
@@ -50,7 +52,17 @@ public final class LockState {
      * backend does not say); the rest as {@link #held(String, Holder, long, Duration)}.
      */
     public static LockState held(String name, Holder holder, long token, Duration expiresIn, int waiters) {
-        return new LockState(name, Objects.requireNonNull(holder, "holder"), token, expiresIn, Math.max(-1, waiters));
+        return held(name, holder, token, expiresIn, waiters, null);
+    }
+
+    /**
+     * A lock {@code holder} holds since {@code since} ({@code null} if the backend does not say); the rest
+     * as {@link #held(String, Holder, long, Duration, int)}.
+     */
+    public static LockState held(String name, Holder holder, long token, Duration expiresIn, int waiters,
+            GrantTime since) {
+        return new LockState(name, Objects.requireNonNull(holder, "holder"), token, expiresIn, Math.max(-1, waiters),
+                since);
     }
 
     /** The lock's name. */
@@ -94,15 +106,23 @@ public final class LockState {
         return holder != null && waiters >= 0 ? OptionalInt.of(waiters) : OptionalInt.empty();
     }
 
+    /**
+     * Since when it is held, if held and the backend or the holder recorded it, with whose clock and
+     * whether the moment is the grant's or the request's ({@link GrantTime.Source}).
+     */
+    public Optional<GrantTime> since() {
+        return holder != null ? Optional.ofNullable(since) : Optional.empty();
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof LockState s && name.equals(s.name) && Objects.equals(holder, s.holder) && token == s.token
-                && Objects.equals(expiresIn, s.expiresIn) && waiters == s.waiters;
+                && Objects.equals(expiresIn, s.expiresIn) && waiters == s.waiters && Objects.equals(since, s.since);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, holder, token, expiresIn, waiters);
+        return Objects.hash(name, holder, token, expiresIn, waiters, since);
     }
 
     @Override
@@ -111,6 +131,7 @@ public final class LockState {
             return "LockState{" + name + ": free}";
         }
         return "LockState{" + name + ": held by " + holder + (token >= 0 ? ", token " + token : "")
+                + (since != null ? ", since " + since : "")
                 + (expiresIn != null ? ", expires in " + Durations.format(expiresIn) : "")
                 + (waiters >= 0 ? ", " + waiters + " waiting" : "") + '}';
     }

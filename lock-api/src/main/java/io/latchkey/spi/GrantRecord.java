@@ -1,5 +1,6 @@
 package io.latchkey.spi;
 
+import io.latchkey.GrantTime;
 import java.time.Duration;
 
 /**
@@ -16,8 +17,11 @@ import java.time.Duration;
  *     (a key's TTL, a lease's TTL, a session's timeout), or {@code null} if it does not say
  * @param waiters how many requests of other holders wait behind the grant, as the backend's queue or
  *     group shows them at the read, or {@code -1} if the backend does not say
+ * @param since when the backend recorded the grant, or the request that became it, by its own clock; or
+ *     {@code null} if it records no time, and the shared layer then takes the moment the holder wrote with
+ *     its request ({@link HolderStamp#requestedAt})
  */
-public record GrantRecord(String holder, long token, Duration expiresIn, int waiters) {
+public record GrantRecord(String holder, long token, Duration expiresIn, int waiters, GrantTime since) {
 
     public GrantRecord {
         if (token < -1) {
@@ -31,8 +35,13 @@ public record GrantRecord(String holder, long token, Duration expiresIn, int wai
         }
     }
 
-    /** A grant whose waiters the backend does not count. */
+    /** A grant whose waiters the backend does not count, and whose time it does not record. */
     public GrantRecord(String holder, long token, Duration expiresIn) {
-        this(holder, token, expiresIn, -1);
+        this(holder, token, expiresIn, -1, null);
+    }
+
+    /** A grant whose time the backend does not record. */
+    public GrantRecord(String holder, long token, Duration expiresIn, int waiters) {
+        this(holder, token, expiresIn, waiters, null);
     }
 }

@@ -3,6 +3,8 @@ package io.latchkey.spi;
 import io.latchkey.Holder;
 import io.latchkey.LockOptions;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.Optional;
 
 /**
  * The {@link Holder} text a backend writes with each grant: the client's owner id and the moment the
@@ -10,9 +12,15 @@ import java.time.Instant;
  * in its constructor and calls {@link #forCurrentThread()} as it builds the grant's request, so the
  * identity travels in the request that grants and costs no round trip of its own.
  *
+ * <p>The text ends with the moment of the request, by the client's clock ({@code at=<instant>}), a field
+ * {@link Holder#parse} passes over: a backend that records no time of its own tells since when a grant is
+ * held from it ({@link #requestedAt}).
+ *
  * <p>Thread-safe.
  */
 public final class HolderStamp {
+
+    private static final String AT = "at=";
 
     private final String owner;
     private final Instant clientStarted = Instant.now();
@@ -21,9 +29,29 @@ public final class HolderStamp {
         this.owner = options.owner();
     }
 
-    /** The text of the holder of a grant acquired now, on the current thread. */
+    /** The text of the holder of a grant requested now, on the current thread, with the moment of the request. */
     public String forCurrentThread() {
-        return Holder.ofCurrentThread(owner, clientStarted).toString();
+        return Holder.ofCurrentThread(owner, clientStarted) + " " + AT + Instant.now();
+    }
+
+    /**
+     * The moment of the request that {@code text} (of {@link #forCurrentThread()}) was written with; empty
+     * for text without one (null, an older Latchkey's, another writer's) or with one that is not an instant.
+     */
+    public static Optional<Instant> requestedAt(String text) {
+        if (text == null || !text.startsWith("owner=")) {
+            return Optional.empty();
+        }
+        for (String field : text.split(" ")) {
+            if (field.startsWith(AT)) {
+                try {
+                    return Optional.of(Instant.parse(field.substring(AT.length())));
+                } catch (DateTimeParseException e) {
+                    return Optional.empty();
+                }
+            }
+        }
+        return Optional.empty();
     }
 
     /** The client's owner id. */
