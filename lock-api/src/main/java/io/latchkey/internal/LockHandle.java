@@ -1,6 +1,7 @@
 package io.latchkey.internal;
 
 import io.latchkey.DistributedLock;
+import io.latchkey.GrantTime;
 import io.latchkey.Holder;
 import io.latchkey.Lease;
 import io.latchkey.LockCallable;
@@ -11,6 +12,7 @@ import io.latchkey.LockState;
 import io.latchkey.internal.LocalLock.ModeKey;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.GrantRecord;
+import io.latchkey.spi.HolderStamp;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -170,14 +172,14 @@ record LockHandle(SharedLockClient client, String name, Kind kind) implements Di
     public LockState inspect() throws InterruptedException {
         client.ensureOpen();
         plainLockOnly("inspected: inspect() reads the holder");
-        return state(client.backend().inspect(name));
+        return state(client.backend().inspect(name).orElse(null));
     }
 
     @Override
     public LockState forceRelease() throws InterruptedException {
         client.ensureOpen();
         plainLockOnly("force-released: forceRelease() ends the grant");
-        LockState ended = state(client.backend().forceRelease(name));
+        LockState ended = state(client.backend().forceRelease(name).orElse(null));
         if (ended.isHeld()) {
             LOG.warn("lock '{}' on {}: force-released the grant of {}{}; the holder learns it as a loss at its next"
                     + " check of the grant, and the next grant's token is higher", name, client.backend().describe(name),
@@ -193,8 +195,25 @@ record LockHandle(SharedLockClient client, String name, Kind kind) implements Di
         }
     }
 
-    private LockState state(Optional<GrantRecord> grant) {
-        return grant.map(g -> LockState.held(name, Holder.parse(g.holder()).orElse(Holder.UNKNOWN), g.token(),
-                g.expiresIn(), g.waiters())).orElseGet(() -> LockState.free(name));
+    private LockState state(GrantRecord grant) {
+        return state(name, grant);
+    }
+
+    /** The state of {@code name} held as {@code grant} records it, or free if {@code grant} is null. */
+    static LockState state(String name, GrantRecord grant) {
+        if (grant == null) {
+            return LockState.free(name);
+        }
+        return LockState.held(name, Holder.parse(grant.holder()).orElse(Holder.UNKNOWN), grant.token(),
+                grant.expiresIn(), grant.waiters(), since(grant));
+    }
+
+    /** The backend's time of the grant, else the request's time the holder wrote with it, else none. */
+    private static GrantTime since(GrantRecord grant) {
+        if (grant.since() != null) {
+            return grant.since();
+        }
+        return HolderStamp.requestedAt(grant.holder()).map(at -> new GrantTime(at, GrantTime.Source.HOLDER_AT_REQUEST))
+                .orElse(null);
     }
 }
