@@ -13,8 +13,9 @@
  * key to a lease it no longer knows and a waiter's check of its own key: see {@code EtcdLockBackend}.
  *
  * <p>Who holds: each lock key's value is the holder text ({@link io.latchkey.Holder}: the client's
- * {@code owner}, its start, the acquiring thread) from a {@link io.latchkey.spi.HolderStamp} made once
- * per client, put in the transaction that queues the key, so it costs no request of its own (a
+ * {@code owner}, its start, the acquiring thread, and the moment of the request by the client's clock,
+ * which {@code inspect} gives as {@code since}: etcd keeps no time of a key) from a
+ * {@link io.latchkey.spi.HolderStamp} made once per client, put in the transaction that queues the key, so it costs no request of its own (a
  * read-write lock's reader and writer keys carry it too; a semaphore's slot key keeps its own value).
  * Nothing reads the value back to decide anything: keys are told apart by their names and create
  * revisions, so a key written by an older Latchkey, whose value was the lock name, still queues and

@@ -9,6 +9,7 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import io.latchkey.DistributedLock;
+import io.latchkey.GrantTime;
 import io.latchkey.Holder;
 import io.latchkey.Lease;
 import io.latchkey.LockBackendUnavailableException;
@@ -17,6 +18,7 @@ import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
 import io.latchkey.LockState;
 import io.latchkey.SemaphoreLease;
+import io.latchkey.spi.HolderStamp;
 import io.latchkey.testkit.etcd.EtcdServer;
 import io.latchkey.testkit.fault.TcpProxy;
 import java.net.URI;
@@ -185,6 +187,9 @@ class EtcdLockTest {
                 LockState state = inspected.inspect();
                 assertThat(state.holder()).hasValue(written);
                 assertThat(state.waiters()).as("waiters with one queued").hasValue(1);
+                assertThat(state.since()).as("the request's time the holder wrote in the key's value: etcd keeps none")
+                        .hasValue(new GrantTime(HolderStamp.requestedAt(value).orElseThrow(),
+                                GrantTime.Source.HOLDER_AT_REQUEST));
                 assertThat(state.token()).hasValue(lease.fencingToken());
                 assertThat(state.expiresIn()).hasValueSatisfying(left -> assertThat(left).isPositive()
                         .isLessThanOrEqualTo(LEASE));

@@ -112,7 +112,8 @@
  *       all locks makes its leader a dependency of every grant; it is replicated like a lock
  *       topic.</li>
  *   <li><b>Who holds a lock</b> ({@code inspect}, and {@code Election.leader()} on it). The holder's
- *       identity (the {@code Holder} text: owner, client start, acquiring thread) is the metadata of the
+ *       identity (the {@code Holder} text: owner, client start, acquiring thread, and the moment of the
+ *       request by the holder's clock, which {@code inspect} gives as {@code since}) is the metadata of the
  *       offset commit that confirms every grant, with the member's id in the group, the token and the
  *       session ({@code GrantMetadata}): no request of its own ({@code KafkaCostTest} keeps its numbers),
  *       at most about 3.1 KB, under the broker's default {@code offset.metadata.max.bytes} of 4096 (a

@@ -3,6 +3,7 @@ package io.latchkey.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.latchkey.GrantTime;
 import io.latchkey.Holder;
 import io.latchkey.Lease;
 import io.latchkey.LockBackendUnavailableException;
@@ -111,6 +112,11 @@ class KafkaInspectTest {
         assertThat(state.token()).as("the grant's token").hasValue(lease.fencingToken());
         assertThat(state.expiresIn()).as("the holder's session, the most the broker keeps a silent member").hasValue(SESSION);
         assertThat(state.waiters()).as("waiters in a group of the holder alone").hasValue(0);
+        assertThat(state.since()).as("the request's time the holder wrote in the commit's metadata: %s", state)
+                .hasValueSatisfying(t -> {
+                    assertThat(t.source()).isEqualTo(GrantTime.Source.HOLDER_AT_REQUEST);
+                    assertThat(t.at()).isBetween(before, Instant.now());
+                });
 
         String metadata = committed(group).metadata();
         ConsumerGroupDescription description = admin().describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group);

@@ -7,8 +7,10 @@ import static io.latchkey.redis.RedisScripts.FORCE_RELEASE;
 import static io.latchkey.redis.RedisScripts.INSPECT;
 import static io.latchkey.redis.RedisScripts.IS_GRANT;
 
+import io.latchkey.GrantTime;
 import io.latchkey.spi.GrantRecord;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -42,7 +44,7 @@ final class RedisAdmin {
 
     /**
      * One read-only script on the lock's key and its waiter queue ({@link RedisScripts#INSPECT}), sent as a
-     * plain EVAL to the master: the holder and token fields written with the grant, the key's PTTL as the
+     * plain EVAL to the master: the holder, token and since fields written with the grant, the key's PTTL as the
      * time Redis keeps it, and the queue's entries not yet stale at the server's time as the waiters. The
      * queue shares the lock key's hash slot ({@link RedisKeys#waitersKey}), so on a cluster too it is one script.
      */
@@ -80,8 +82,10 @@ final class RedisAdmin {
         String token = (String) r.get(1);
         String holder = (String) r.get(2);
         int waiters = Math.toIntExact(((Number) r.get(3)).longValue());
+        String since = (String) r.get(4);
         return Optional.of(new GrantRecord(holder.isEmpty() ? null : holder, token.isEmpty() ? -1 : Long.parseLong(token),
-                ttl >= 0 ? Duration.ofMillis(ttl) : null, waiters));
+                ttl >= 0 ? Duration.ofMillis(ttl) : null, waiters, since.isEmpty() ? null
+                        : new GrantTime(Instant.ofEpochMilli(Long.parseLong(since)), GrantTime.Source.BACKEND_AT_GRANT)));
     }
 
     /**

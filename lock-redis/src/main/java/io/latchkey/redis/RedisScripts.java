@@ -22,12 +22,16 @@ final class RedisScripts {
     /** The field of a lock's hash that holds its grant's fencing token, for an inspector. */
     static final String TOKEN = "latchkey:token";
 
+    /** The field of a lock's hash that holds the moment of its grant, in ms of the server's {@code TIME}. */
+    static final String SINCE = "latchkey:since";
+
     /**
      * One attempt. KEYS: the lock, the token counter, the waiter queue; ARGV: the lease in ms, the owner
      * field, how long to stay queued in ms ({@code -1}: never queued, {@code 0}: leave the queue), the
      * timeout in ms, the holder text. If the lock key does not exist, increments the counter, takes the key
-     * for the owner with the lease, records the holder and the token beside the owner's field ({@link #HOLDER},
-     * {@link #TOKEN}; one HSET of three fields, which needs Redis 4), leaves the queue and returns {token, PTTL}, the PTTL read after the grant by the
+     * for the owner with the lease, records the holder, the token and the server's time beside the owner's
+     * field ({@link #HOLDER}, {@link #TOKEN}, {@link #SINCE}; one HSET of four fields, which needs Redis 4),
+     * leaves the queue and returns {token, PTTL}, the PTTL read after the grant by the
      * same script. Else returns {-1, PTTL of the holder's key} and queues the owner (or refreshes its
      * entry) until the moment it will try again by itself plus one timeout, in server time: a waiter
      * that died or gave up without leaving drops out of the queue by then.
@@ -35,7 +39,9 @@ final class RedisScripts {
     static final String GRANT = EFFECTS
             + "if redis.call('exists', KEYS[1]) == 0 then "
             + "local token = redis.call('incr', KEYS[2]); "
-            + "redis.call('hset', KEYS[1], ARGV[2], 1, '" + HOLDER + "', ARGV[5], '" + TOKEN + "', token); "
+            + "local now = redis.call('time'); "
+            + "redis.call('hset', KEYS[1], ARGV[2], 1, '" + HOLDER + "', ARGV[5], '" + TOKEN + "', token, '"
+            + SINCE + "', now[1] * 1000 + math.floor(now[2] / 1000)); "
             + "redis.call('pexpire', KEYS[1], ARGV[1]); "
             + "if ARGV[3] ~= '-1' then redis.call('zrem', KEYS[3], ARGV[2]) end; "
             + "return {token, redis.call('pttl', KEYS[1])} end; "
@@ -52,7 +58,8 @@ final class RedisScripts {
 
     /**
      * Inspection, read-only. KEYS: the lock, its waiter queue. Returns {-2} if the lock key does not exist,
-     * else {PTTL, the token field, the holder field, the waiters}, a missing field as the empty string (a
+     * else {PTTL, the token field, the holder field, the waiters, the since field}, a missing field as the
+     * empty string (a
      * Redisson lock, or a grant of an older Latchkey, on the same key), the waiters as the queue's live
      * entries ({@link #readGrant}).
      */
@@ -71,7 +78,8 @@ final class RedisScripts {
                 + "local t = redis.call('time'); "
                 + "local grant = {ttl, redis.call('hget', KEYS[1], '" + TOKEN + "') or '', "
                 + "redis.call('hget', KEYS[1], '" + HOLDER + "') or '', "
-                + "redis.call('zcount', KEYS[2], t[1] * 1000 + math.floor(t[2] / 1000), '+inf')}; ";
+                + "redis.call('zcount', KEYS[2], t[1] * 1000 + math.floor(t[2] / 1000), '+inf'), "
+                + "redis.call('hget', KEYS[1], '" + SINCE + "') or ''}; ";
     }
 
     /**
@@ -111,7 +119,7 @@ final class RedisScripts {
     /**
      * The force release, an administrator's: ends whatever grant the lock key holds. KEYS as
      * {@link #RELEASE}'s. Returns {-2} and touches nothing if the key does not exist; else reads the grant
-     * as {@link #INSPECT} does ({PTTL, token field, holder field, waiters}), deletes the lock key alone and
+     * as {@link #INSPECT} does ({PTTL, token field, holder field, waiters, since field}), deletes the lock key alone and
      * wakes a waiter as {@link #RELEASE} does, and returns what it read. The token counter is not touched, so
      * the next grant's token is higher; the holder's next {@link #CHECK} no longer finds its owner field.
      */

@@ -13,9 +13,10 @@
  * A lock named {@code n} is the hash key {@code <namespace>:n} (namespace {@code latchkey} by default),
  * whose field of the owner names it: Redisson's client id plus an owner id taken per grant, not the
  * calling thread, so any thread may close a lease. Beside it the same HSET of the grant writes the
- * holder's identity ({@code latchkey:holder}, the text of {@link io.latchkey.Holder}) and the grant's
- * token ({@code latchkey:token}), which {@code inspect} reads back with the key's {@code PTTL} in one
- * read-only script; Redisson's lock scripts read only their owner's field, so the two extra fields
+ * holder's identity ({@code latchkey:holder}, the text of {@link io.latchkey.Holder}), the grant's
+ * token ({@code latchkey:token}) and the moment of the grant by the server's {@code TIME}
+ * ({@code latchkey:since}, ms), which {@code inspect} reads back with the key's {@code PTTL} in one
+ * read-only script; Redisson's lock scripts read only their owner's field, so the three extra fields
  * disturb neither side, and a key held through Redisson shows as held by {@code Holder.UNKNOWN}. The waiters
  * {@code inspect} reports, read by the same script, are the entries of the lock's waiter queue (see below) not
  * yet stale at the server's {@code TIME}: the acquires that wait with a wait left, not the holder (its grant

@@ -3,6 +3,7 @@ package io.latchkey.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.latchkey.GrantTime;
 import io.latchkey.Holder;
 import io.latchkey.Lease;
 import io.latchkey.LockBackendUnavailableException;
@@ -14,6 +15,7 @@ import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.redis.RedisServer;
 import java.net.URI;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -119,6 +121,9 @@ class RedisLockTest {
                 assertThat(state.holder().map(Holder::owner)).hasValue("billing 7");
                 assertThat(state.holder().map(Holder::thread)).hasValue(Thread.currentThread().getName());
                 assertThat(state.token()).hasValue(lease.fencingToken());
+                String since = server.cli(List.of(), "HGET", "latchkey:inspected", "latchkey:since");
+                assertThat(state.since()).as("the grant's time by the server's TIME, the since field " + since)
+                        .hasValue(new GrantTime(Instant.ofEpochMilli(Long.parseLong(since)), GrantTime.Source.BACKEND_AT_GRANT));
                 assertThat(state.expiresIn()).hasValueSatisfying(left -> assertThat(left).isPositive()
                         .isLessThanOrEqualTo(LEASE));
             }

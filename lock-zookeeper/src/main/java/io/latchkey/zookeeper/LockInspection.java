@@ -1,9 +1,11 @@
 package io.latchkey.zookeeper;
 
+import io.latchkey.GrantTime;
 import io.latchkey.Holder;
 import io.latchkey.LockException;
 import io.latchkey.spi.GrantRecord;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -25,7 +27,9 @@ import org.slf4j.LoggerFactory;
  * requests in order), so that a follower behind the leader does not show a holder that released before
  * the read began; no lock path is a free lock. The holder is the lowest {@code lock-} node, by
  * {@link Acquisition}'s rule; then a {@code getData} of it reads its data, the {@link Holder} text its
- * acquisition wrote, and its {@code czxid}, the fencing token that grant's lease has.
+ * acquisition wrote, its {@code czxid}, the fencing token that grant's lease has, and its {@code ctime},
+ * when the server created it by the server's clock: the moment of the grant for an acquisition that did not
+ * wait, earlier for one whose node queued ({@link GrantTime.Source#BACKEND_AT_REQUEST}).
  *
  * <p>The waiters are the other {@code lock-} nodes of that children read, those listed after the
  * holder's: no further request. A node is there from its create until it is deleted, so the count
@@ -110,8 +114,10 @@ final class LockInspection {
                     byte[] data = read.getData();
                     // the waiters: the lock- nodes listed after the holder's, as the children read showed them
                     int waiters = nodes.size() - i - 1;
-                    return Optional.of(new Grant(path, read.getStat(), new GrantRecord(data == null ? null
-                            : new String(data, StandardCharsets.UTF_8), read.getStat().getCzxid(), null, waiters)));
+                    Stat stat = read.getStat();
+                    return Optional.of(new Grant(path, stat, new GrantRecord(data == null ? null
+                            : new String(data, StandardCharsets.UTF_8), stat.getCzxid(), null, waiters,
+                            new GrantTime(Instant.ofEpochMilli(stat.getCtime()), GrantTime.Source.BACKEND_AT_REQUEST))));
                 }
                 if (pass == PASSES) {
                     throw new LockException(lockName, "could not " + doing + " lock '" + lockName + "' ("

@@ -55,7 +55,8 @@
  * {@link io.latchkey.LockBackendUnavailableException}. Data that is no holder text (a node of an older
  * Latchkey, or of a plain Curator mutex, which writes the client's address) is a holder the grant does
  * not name. The token is that node's {@code czxid}, the very token of its lease, and so an election's
- * term. How long the grant outlives a silent holder is not reported: it is the holder's session timeout
+ * term; {@code since} is its {@code ctime}, the server's clock when the create queued it, which is the
+ * grant for an acquire that did not wait and earlier for one that did ({@code BACKEND_AT_REQUEST}). How long the grant outlives a silent holder is not reported: it is the holder's session timeout
  * plus up to a tick, and ZooKeeper tells a client only its own session's timeout, never another's (the
  * holder may use another {@code lease}, or be a plain Curator client); no bound this client could state
  * would be the backend's record, so {@code expiresIn} is empty. The waiters counted are the other

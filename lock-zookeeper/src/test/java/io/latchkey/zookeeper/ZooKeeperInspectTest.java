@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.latchkey.DistributedLock;
+import io.latchkey.GrantTime;
 import io.latchkey.Holder;
 import io.latchkey.Lease;
 import io.latchkey.LockBackendUnavailableException;
@@ -92,6 +93,8 @@ class ZooKeeperInspectTest {
             assertThat(state.holder()).as("the holder inspect reads").hasValue(written);
             assertThat(state.token()).as("the token inspect reads").hasValue(lease.fencingToken());
             assertThat(state.expiresIn()).as("another session's remaining time: ZooKeeper does not tell it").isEmpty();
+            assertThat(state.since()).as("the node's ctime, when the server queued the request")
+                    .hasValue(new GrantTime(Instant.ofEpochMilli(stat.getCtime()), GrantTime.Source.BACKEND_AT_REQUEST));
         }
         try (Lease write = holder.readWriteLock(name).writeLock().lock(PATIENT)) {
             String rwPath = LockPaths.DEFAULT_BASE + "/" + LockPaths.READ_WRITE + "/" + LockPaths.nodeName(name);
