@@ -1,5 +1,6 @@
 package io.latchkey.cli;
 
+import io.latchkey.GrantTime;
 import io.latchkey.Holder;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockClient;
@@ -41,9 +42,10 @@ final class HolderLines {
     }
 
     /**
-     * {@code <owner> term|token <n> (client started <instant>, thread <name>, kept <ms> ms if it goes
-     * silent, <n> waiting)}, the number, the time left and the waiters each left out where the backend does
-     * not tell them.
+     * {@code <owner> term|token <n> (held since <instant> by the backend's clock, client started <instant>,
+     * thread <name>, kept <ms> ms if it goes silent, <n> waiting)}, the number, the grant's time, the time
+     * left and the waiters each left out where the backend does not tell them; where only the request's time
+     * is known, {@code requested <instant> by the backend's|holder's clock} ({@link GrantTime.Source}).
      *
      * @param number what the token is called here: {@code term} for an election, {@code token} for a lock
      */
@@ -53,9 +55,16 @@ final class HolderLines {
         if (holder.equals(Holder.UNKNOWN)) {
             return "unknown" + token + " (a holder that records no identity: a Redisson client or an older Latchkey)";
         }
-        return holder.owner() + token + " (client started " + holder.clientStarted() + ", thread " + holder.thread()
+        return holder.owner() + token + " (" + state.since().map(s -> since(s) + ", ").orElse("")
+                + "client started " + holder.clientStarted() + ", thread " + holder.thread()
                 + state.expiresIn().map(HolderLines::expiry).orElse("")
                 + (state.waiters().isPresent() ? ", " + state.waiters().getAsInt() + " waiting" : "") + ")";
+    }
+
+    /** {@code held since <instant> by the backend's clock}, or {@code requested <instant> by the ...}. */
+    static String since(GrantTime since) {
+        return (since.source().grant() ? "held since " : "requested ") + since.at() + " by the "
+                + (since.source().backendClock() ? "backend's" : "holder's") + " clock";
     }
 
     private static String expiry(Duration left) {

@@ -113,6 +113,8 @@ final class ListCommand implements Callable<Integer> {
                     .append(quote(h.clientStarted().toString())).append(",\"thread\":").append(quote(h.thread()));
         }
         s.token().ifPresent(t -> b.append(",\"token\":").append(t));
+        s.since().ifPresent(t -> b.append(",\"since\":").append(quote(t.at().toString())).append(",\"sinceSource\":")
+                .append(quote(t.source().name())));
         s.expiresIn().ifPresent(d -> b.append(",\"expiresInMillis\":").append(d.toMillis()));
         s.waiters().ifPresent(n -> b.append(",\"waiters\":").append(n));
         return b.append('}').toString();

@@ -47,7 +47,8 @@ abstract class StatusCommandContract {
         Cli held = status(name);
         held.assertExits(backend.bound(), ExitCodes.OK);
         assertThat(held.stdout()).as(held.stderr()).startsWith(name + ": held by cli-status-7 token "
-                + Files.readString(token).strip() + " (client started ").contains(", thread main").endsWith(", 0 waiting)\n");
+                + Files.readString(token).strip() + " (").contains(", thread main").endsWith(", 0 waiting)\n")
+                .containsPattern(" \\((held since|requested) \\S+Z by the (backend|holder)'s clock, client started ");
 
         run.signal("TERM");
         run.assertExits(backend.bound(), 128 + 15);
@@ -72,7 +73,7 @@ abstract class StatusCommandContract {
         Cli json = cli("list", "--json", "--uri", backend.uri(), prefix);
         json.assertExits(backend.bound(), ExitCodes.OK);
         assertThat(json.stdout()).as(json.stderr()).startsWith("[{\"name\":\"" + name + "\",\"owner\":\"cli-list-1\"")
-                .contains(",\"token\":" + t, ",\"waiters\":0");
+                .contains(",\"token\":" + t, ",\"waiters\":0").containsPattern(",\"since\":\"[^\"]+Z\",\"sinceSource\":\"[A-Z_]+\"");
 
         Cli release = cli("release", "--force", "--uri", backend.uri(), name);
         release.assertExits(backend.bound(), ExitCodes.OK);

@@ -43,8 +43,9 @@ public class LatchkeyEndpoint {
 
     /**
      * Who holds lock {@code name} now, by any client: {@code held}, and if held {@code owner},
-     * {@code clientStarted}, {@code thread}, {@code token}, {@code expiresInMillis} and {@code waiters}
-     * where the backend tells them.
+     * {@code clientStarted}, {@code thread}, {@code token}, {@code since} with {@code sinceSource} (a
+     * {@link io.latchkey.GrantTime.Source}), {@code expiresInMillis} and {@code waiters} where the backend
+     * tells them.
      *
      * @throws InvalidEndpointRequestException (400) for a name that breaks the rule of lock names
      */
@@ -80,6 +81,10 @@ public class LatchkeyEndpoint {
             }
         });
         state.token().ifPresent(t -> m.put("token", t));
+        state.since().ifPresent(t -> {
+            m.put("since", t.at().toString());
+            m.put("sinceSource", t.source().name());
+        });
         state.expiresIn().ifPresent(d -> m.put("expiresInMillis", d.toMillis()));
         state.waiters().ifPresent(n -> m.put("waiters", n));
         return m;

@@ -51,7 +51,7 @@ class LatchkeyEndpointTest {
                 Map<String, Object> seen = endpoint.lock(name);
                 assertThat(seen).containsEntry("held", true).containsEntry("owner", "endpoint-app")
                         .containsEntry("token", lease.fencingToken()).containsEntry("waiters", 0)
-                        .containsKeys("clientStarted", "thread", "expiresInMillis");
+                        .containsEntry("sinceSource", "BACKEND_AT_GRANT").containsKeys("clientStarted", "thread", "expiresInMillis", "since");
             }
             await("the releases listed", () -> held(endpoint).isEmpty());
             assertThat(endpoint.lock(name)).isEqualTo(Map.of("name", name, "held", false));
