@@ -3,6 +3,7 @@ package io.latchkey.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.latchkey.DistributedLock;
+import io.latchkey.GrantTime;
 import io.latchkey.Holder;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
@@ -23,7 +24,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Inspection ({@link DistributedLock#inspect()}): what another client reads of a lock's grant, from the
  * backend. Its holder is the identity the granting client wrote ({@link Holder}), its token the lease's
- * fencing token, and its time left, where the backend tells it, within the lease; a waiter is not the
+ * fencing token, since when it is held within the request and the grant (by the backend's clock or the
+ * holder's), and its time left, where the backend tells it, within the lease; a waiter is not the
  * holder until granted; a killed holder's grant shows until the backend expires it; and inspecting a
  * name nobody holds leaves nothing in the backend.
  */
@@ -31,9 +33,9 @@ import org.junit.jupiter.api.Test;
 abstract class InspectionTests extends ContractGroup {
 
     @Test
-    @DisplayName("another client reads the holder's owner, thread, client start and token right after the grant and"
-            + " a lease later, a time left within the lease, no waiter, then the same holder and one waiter while a waiter"
-            + " queues, the waiter once granted, and free after the release")
+    @DisplayName("another client reads the holder's owner, thread, client start, token and grant time right after"
+            + " the grant and a lease later, a time left within the lease, no waiter, then the same holder and one waiter"
+            + " while a waiter queues, the waiter once granted with its own grant time, and free after the release")
     void holderAndTokenFromGrantToRelease() throws Exception {
         String name = name();
         DistributedLock seen = client().lock(name);
@@ -45,13 +47,17 @@ abstract class InspectionTests extends ContractGroup {
         assertHeldBy(seen.inspect(), "inspected-holder", Thread.currentThread().getName(), lease.fencingToken());
         assertThat(seen.inspect().holder().orElseThrow().clientStarted()).as("when the holder's client started")
                 .isBetween(before, after);
+        GrantTime since = seen.inspect().since().orElseThrow(() -> new AssertionError("no grant time"));
+        assertWithinClocks(since, before, after, "the grant of a request that did not wait");
 
         assertThat(seen.inspect().waiters()).as("waiters behind a grant nobody waits for").hasValue(0);
 
         Thread.sleep(lease().toMillis()); // a lease of renewals: the record stays the holder's
         assertHeldBy(seen.inspect(), "inspected-holder", Thread.currentThread().getName(), lease.fencingToken());
+        assertThat(seen.inspect().since()).as("the grant time after a lease of renewals").hasValue(since);
 
         LockClient waiterClient = clientOwnedBy("inspected-waiter");
+        Instant waiterRequested = Instant.now();
         Future<Optional<Lease>> waiter = started(() -> waiterClient.lock(name).tryLock(patientWait()));
         Thread.sleep(timeout().toMillis()); // the waiter queues meanwhile, where the backend keeps a queue
         assertThat(seen.inspect().holder().map(Holder::owner)).as("the holder while a waiter queues")
@@ -59,9 +65,15 @@ abstract class InspectionTests extends ContractGroup {
         // a group's member joins in a rebalance of its own: the count may take the join's time to show
         Awaitility.await("one waiter counted").atMost(failoverBound()).pollInterval(Duration.ofMillis(50))
                 .until(() -> seen.inspect().waiters().equals(OptionalInt.of(1)));
+        Instant released = Instant.now();
         lease.close();
         Lease next = track(await(waiter, tryBound(patientWait()), "the waiter").orElseThrow());
+        Instant nextGranted = Instant.now();
         LockState granted = seen.inspect();
+        GrantTime nextSince = granted.since().orElseThrow(() -> new AssertionError("no grant time in " + granted));
+        // a grant's own time comes after the release before it; a request's time, before it, after the request
+        assertWithinClocks(nextSince, nextSince.source().grant() ? released : waiterRequested, nextGranted,
+                "the grant of a request that queued");
         assertThat(granted.holder().map(Holder::owner)).as("the holder once the waiter was granted")
                 .hasValue("inspected-waiter");
         assertThat(granted.token()).as("the waiter's token").hasValue(next.fencingToken());

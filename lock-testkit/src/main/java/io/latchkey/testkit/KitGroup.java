@@ -2,6 +2,7 @@ package io.latchkey.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.latchkey.GrantTime;
 import io.latchkey.LockClient;
 import io.latchkey.LockException;
 import io.latchkey.LockOptions;
@@ -9,6 +10,7 @@ import io.latchkey.testkit.fault.ChildHolder;
 import io.latchkey.testkit.fault.CuttableClient;
 import io.latchkey.testkit.history.History;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
@@ -192,6 +194,17 @@ abstract class KitGroup {
     /** A client whose grants carry {@code owner} as their holder's id ({@link LockOptions#owner()}). */
     final LockClient clientOwnedBy(String owner) {
         return track(contract().newClient(options().toBuilder().owner(owner).build()));
+    }
+
+    /**
+     * {@code time} lies between {@code from} and {@code to} of this JVM's clock, give or take the safety
+     * margin where it is the backend's clock (a server on this host, whose clock may be read at another
+     * resolution or with a small offset).
+     */
+    final void assertWithinClocks(GrantTime time, Instant from, Instant to, String what) {
+        Duration slack = time.source().backendClock() ? options().safetyMargin() : Duration.ZERO;
+        assertThat(time.at()).as("since when it is held (%s): %s", what, time)
+                .isBetween(from.minus(slack), to.plus(slack));
     }
 
     final CuttableClient cuttableClient() {

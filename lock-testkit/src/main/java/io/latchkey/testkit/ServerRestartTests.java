@@ -3,9 +3,11 @@ package io.latchkey.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.latchkey.DistributedLock;
+import io.latchkey.Holder;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockException;
+import io.latchkey.LockState;
 import io.latchkey.testkit.history.FencedResource;
 import io.latchkey.testkit.history.History;
 import io.latchkey.testkit.history.HistoryChecker;
@@ -16,14 +18,16 @@ import java.util.Optional;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Rules 1, 7 and 8 across a restart of the server: no two valid holders at any instant, tokens still
  * increasing, and the lock usable again within the failover bound; and after a
- * restart the lock is granted again within {@code lease} plus the server's own start time, and
- * waiters are still woken by releases.
+ * restart the lock is granted again within {@code lease} plus the server's own start time, inspection
+ * reads the grant the server kept (or none) and then the new one, and waiters are still woken by releases.
  */
+@Tag("server-restart") // a backend's author runs this group alone with -Dgroups=server-restart
 abstract class ServerRestartTests extends ContractGroup {
 
     static final int CONTENDERS = 2;
@@ -88,11 +92,12 @@ abstract class ServerRestartTests extends ContractGroup {
 
     @Test
     @DisplayName("after a server restart the lock is granted again within lease + the server's start time"
-            + " + wake-up + slack, without a first failed acquire")
+            + " + wake-up + slack, without a first failed acquire; inspect, right after the restart, shows the holder's"
+            + " grant with its token or none, and the next grant once made")
     void grantedAgainWithinLeasePlusStartTime() throws Exception {
         String name = name();
-        LockClient holderClient = client();
-        LockClient next = client();
+        LockClient holderClient = clientOwnedBy("restart-holder");
+        LockClient next = clientOwnedBy("restart-next");
         // both clients know the lock before the restart (its keys, nodes, topic and metadata)
         track(next.lock(name).tryLock(patientWait()).orElseThrow()).close();
         Lease holder = hold(holderClient.lock(name));
@@ -100,6 +105,14 @@ abstract class ServerRestartTests extends ContractGroup {
         long restartAt = System.nanoTime();
         contract().server().restart();
         long servingAt = System.nanoTime();
+        // no retry either: the grant the backend kept through the restart, as it was, or none (a grant the server
+        // forgot, or one it ended with the holder's session); never another holder or another token
+        LockState kept = next.lock(name).inspect();
+        if (kept.isHeld()) {
+            assertThat(kept.holder().map(Holder::owner)).as("the holder after the restart: %s", kept)
+                    .hasValue("restart-holder");
+            assertThat(kept.token()).as("its token after the restart: %s", kept).hasValue(holder.fencingToken());
+        }
         try {
             holder.close();
         } catch (LockException e) {
@@ -115,6 +128,10 @@ abstract class ServerRestartTests extends ContractGroup {
         assertThat(got).as("the lock after the restart").isPresent();
         track(got.get());
         assertThat(got.get().isValid()).isTrue();
+        LockState granted = next.lock(name).inspect();
+        assertThat(granted.holder().map(Holder::owner)).as("the grant after the restart: %s", granted)
+                .hasValue("restart-next");
+        assertThat(granted.token()).as("its token: %s", granted).hasValue(got.get().fencingToken());
         Duration bound = Duration.ofNanos(releasedAt - restartAt).plus(lease()).plus(WAKE_UP_BUDGET).plus(slack());
         assertThat(Duration.ofNanos(grantedAt - restartAt))
                 .as("time from the restart to the next grant (the server took %s ms to serve again, the holder's"
