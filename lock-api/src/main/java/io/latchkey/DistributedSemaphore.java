@@ -1,6 +1,7 @@
 package io.latchkey;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -86,4 +87,22 @@ public interface DistributedSemaphore {
                 + " permits of semaphore '" + name() + "' is still held after waiting " + wait
                 + "; wait longer or use tryAcquire to treat a full semaphore as a normal outcome"));
     }
+
+    /**
+     * What the backend records of each permit slot now, as any client reads it: one {@link LockState} per
+     * slot {@code 0..permits()-1}, in slot order, named by the semaphore, each free or held by the
+     * {@link Holder} whose permit it is, with the slot's fencing token ({@link SemaphoreLease#fencingToken()}),
+     * how long the backend keeps it for a silent holder and since when it is held, where the backend tells
+     * them. Waiters are not counted per slot ({@link LockState#waiters()} is empty): they wait for any slot.
+     * Read-only: it takes no permit, creates nothing on the backend and does not change the number of permits
+     * the backend knows. A snapshot, read slot by slot where the backend has no one read of them all.
+     *
+     * @return one state per slot, {@link #permits()} of them
+     * @throws LockBackendUnavailableException if the backend cannot be reached; within {@code timeout}
+     * @throws IllegalArgumentException if the backend knows this semaphore with another number of permits
+     * @throws UnsupportedOperationException if the backend cannot read a semaphore's slots
+     * @throws IllegalStateException if the client is closed
+     * @throws InterruptedException if interrupted while reading
+     */
+    List<LockState> inspect() throws InterruptedException;
 }

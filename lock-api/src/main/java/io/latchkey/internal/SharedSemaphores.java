@@ -2,13 +2,17 @@ package io.latchkey.internal;
 
 import io.latchkey.DistributedSemaphore;
 import io.latchkey.LockListener.Target;
+import io.latchkey.LockState;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.spi.Deadline;
+import io.latchkey.spi.GrantRecord;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.PermitLease;
 import io.latchkey.spi.SemaphoreBackend;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -103,6 +107,20 @@ final class SharedSemaphores {
                 unretain(name);
             }
         }
+    }
+
+    /** Each slot's state, from the backend's records of the held ones ({@link SemaphoreBackend#inspectPermits}). */
+    List<LockState> inspect(String name, int permits) throws InterruptedException {
+        client.ensureOpen();
+        Map<Integer, GrantRecord> held = backendFor(name).inspectPermits(name, permits);
+        List<LockState> slots = new ArrayList<>(permits);
+        for (int slot = 0; slot < permits; slot++) {
+            GrantRecord g = held.get(slot);
+            // waiters wait for any slot: none is told per slot
+            slots.add(g == null ? LockState.free(name) : LockHandle.state(name, new GrantRecord(g.holder(), g.token(),
+                    g.expiresIn(), -1, g.since())));
+        }
+        return List.copyOf(slots);
     }
 
     /** One call's permit, for {@link AcquirePath}: the semaphore's count is retained until the permit closes. */

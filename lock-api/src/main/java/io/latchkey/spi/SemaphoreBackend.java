@@ -1,5 +1,7 @@
 package io.latchkey.spi;
 
+import java.util.Map;
+
 /**
  * A {@link LockBackend} that also offers semaphores: up to {@code permits} holders of one name, each
  * holding one permit slot. A backend that does not implement this interface has no semaphores, and
@@ -66,4 +68,27 @@ public interface SemaphoreBackend extends LockBackend {
      * @throws InterruptedException if interrupted; nothing is left held or queued
      */
     PermitLease acquirePermit(String name, int permits, Deadline deadline, LeaseEvidence evidence) throws InterruptedException;
+
+    /**
+     * What the backend records of each held slot of semaphore {@code name} of {@code permits} permits, read
+     * as {@link #inspect} reads a lock: the {@link HolderStamp} text the permit's grant wrote, the slot's
+     * token as {@link PermitLease#fencingToken()} gave it, how long the backend keeps the slot for a silent
+     * holder, and the grant's time where the backend records one ({@link GrantRecord#waiters()} is
+     * {@code -1}: waiters queue for the semaphore, not for a slot). Read-only: it creates nothing on the
+     * backend (no key, node, topic or group for a semaphore nobody used), takes no permit and wakes no
+     * waiter. Slots at or past {@code permits} are not read.
+     *
+     * <p>The default refuses: a backend that cannot read its slots says so.
+     *
+     * @return the held slots' records by slot, each slot in {@code 0..permits-1}; empty if none is held
+     * @throws IllegalArgumentException if the backend knows the semaphore with another number of permits;
+     *     the message names both, as {@link #acquirePermit}'s
+     * @throws io.latchkey.LockBackendUnavailableException if the backend cannot be reached; within
+     *     {@link io.latchkey.LockOptions#timeout()}
+     * @throws UnsupportedOperationException if this backend cannot read a semaphore's slots
+     */
+    default Map<Integer, GrantRecord> inspectPermits(String name, int permits) throws InterruptedException {
+        throw new UnsupportedOperationException("this backend (" + getClass().getName() + ") does not read a"
+                + " semaphore's slots, so semaphore '" + name + "' cannot be inspected");
+    }
 }
