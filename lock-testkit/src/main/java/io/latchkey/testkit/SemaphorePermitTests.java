@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.latchkey.DistributedSemaphore;
+import io.latchkey.Holder;
 import io.latchkey.LockClient;
+import io.latchkey.LockState;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.testkit.fault.ChildHolder;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -58,6 +61,59 @@ abstract class SemaphorePermitTests extends SemaphoreGroup {
         hold(client.semaphore(prefix + "semaphore", 2));
         track(client.lock(prefix + "lock").tryLock(patientWait()).orElseThrow());
         assertThat(client().list(prefix)).containsExactly(prefix + "lock");
+    }
+
+    @Test
+    @Tag("inspection") // with the inspection group: -Dgroups=inspection
+    @DisplayName("inspect reads each slot: all free before any grant; each held permit's owner, thread, token, a"
+            + " time left within the lease and its grant time, the other slot free, the same a lease later; all free"
+            + " after the releases, and nothing left in the backend")
+    void inspectReadsEachSlot() throws Exception {
+        String name = name();
+        LockClient observer = client();
+        DistributedSemaphore seen = observer.semaphore(name, 3);
+        List<LockState> allFree = List.of(LockState.free(name), LockState.free(name), LockState.free(name));
+        assertThat(seen.inspect()).as("before any grant").isEqualTo(allFree);
+
+        Instant before = Instant.now();
+        SemaphoreLease a = hold(clientOwnedBy("permit-a").semaphore(name, 3));
+        SemaphoreLease b = hold(clientOwnedBy("permit-b").semaphore(name, 3));
+        Instant after = Instant.now();
+        List<LockState> slots = seen.inspect();
+        assertThat(slots).as("one state per slot").hasSize(3);
+        assertPermit(slots.get(a.slot()), "permit-a", a, before, after);
+        assertPermit(slots.get(b.slot()), "permit-b", b, before, after);
+        int free = 3 - a.slot() - b.slot(); // slots 0, 1 and 2
+        assertThat(slots.get(free)).as("the slot no permit holds").isEqualTo(LockState.free(name));
+
+        Thread.sleep(lease().toMillis()); // a lease of renewals: the records stay the holders'
+        List<LockState> later = seen.inspect();
+        for (SemaphoreLease held : List.of(a, b)) {
+            LockState slot = later.get(held.slot());
+            assertThat(slot.holder()).as("slot %s a lease later", held.slot()).isEqualTo(slots.get(held.slot()).holder());
+            assertThat(slot.token()).as("slot %s's token a lease later", held.slot()).hasValue(held.fencingToken());
+            assertThat(slot.since()).as("slot %s's grant time a lease later", held.slot())
+                    .isEqualTo(slots.get(held.slot()).since());
+        }
+
+        a.close();
+        b.close();
+        assertThat(seen.inspect()).as("after the releases").isEqualTo(allFree);
+        observer.close();
+        contract().assertNothingLeftInBackend(List.of(name));
+    }
+
+    private void assertPermit(LockState slot, String owner, SemaphoreLease lease, Instant before, Instant after) {
+        Holder holder = slot.holder().orElseThrow(() -> new AssertionError("no holder in slot " + lease.slot() + ": " + slot));
+        assertThat(holder.owner()).as("the owner of slot %s: %s", lease.slot(), slot).isEqualTo(owner);
+        assertThat(holder.thread()).as("the thread that took slot %s: %s", lease.slot(), slot)
+                .isEqualTo(Thread.currentThread().getName());
+        assertThat(slot.token()).as("the token of slot %s: %s", lease.slot(), slot).hasValue(lease.fencingToken());
+        assertThat(slot.waiters()).as("waiters per slot: %s", slot).isEmpty();
+        slot.expiresIn().ifPresent(left -> assertThat(left).as("the time left of slot %s", lease.slot()).isPositive()
+                .isLessThanOrEqualTo(lease()));
+        assertWithinClocks(slot.since().orElseThrow(() -> new AssertionError("no grant time in " + slot)), before, after,
+                "a permit granted without a wait");
     }
 
     @Test
