@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -55,7 +56,9 @@ import org.slf4j.LoggerFactory;
  * <p>Semaphores: a {@code permit} request per permit on the same session, so a permit has exactly the
  * evidence, renewal and loss of a lock's grant; the server keeps semaphores in a table apart from
  * locks, under the same keys, and answers another number of permits with the semaphore's own, which
- * becomes an {@link IllegalArgumentException} naming both.
+ * becomes an {@link IllegalArgumentException} naming both. A permit request carries the holder text as
+ * a lock's does, and one {@code slots} request reads every held slot's token, TTL left and holder text
+ * for {@code inspect}; a semaphore nobody uses is not created by it.
  *
  * <p>Threads: one pinger, and one reader per open connection, named {@code latchkey-memory-<n>-...}.
  * Thread-safe.
@@ -161,7 +164,7 @@ final class MemoryLockBackend implements SemaphoreBackend {
         long id = ids.incrementAndGet();
         CompletableFuture<String[]> answer = c.request(id, (semaphore ? "permit " : "acquire ") + id + " "
                 + key(namespace, lockName) + " " + (semaphore ? permits + " " : "") + deadline.remainingMillis()
-                + (semaphore ? "" : " " + URLEncoder.encode(stamp.forCurrentThread(), StandardCharsets.UTF_8)));
+                + " " + URLEncoder.encode(stamp.forCurrentThread(), StandardCharsets.UTF_8));
         String[] granted;
         Deadline answerBy = deadline.callBound(options.timeout());
         Pauses pauses = Pauses.until(answerBy); // a silence that was this process's own pause is told as such
@@ -183,9 +186,7 @@ final class MemoryLockBackend implements SemaphoreBackend {
             return null;
         }
         if (granted[0].equals("mismatch")) {
-            throw new IllegalArgumentException("semaphore '" + lockName + "' (" + where + ") has " + granted[2]
-                    + " permits on the server, and this call asked for " + permits + ": every holder of a semaphore must"
-                    + " use the same number of permits");
+            throw mismatch(lockName, granted[2], permits);
         }
         Held held = semaphore ? new HeldPermit(c, id, lockName, Long.parseLong(granted[2]), Integer.parseInt(granted[3]), evidence)
                 : new Held(c, id, lockName, Long.parseLong(granted[2]), evidence);
@@ -238,6 +239,31 @@ final class MemoryLockBackend implements SemaphoreBackend {
             names.add(URLDecoder.decode(r[i], StandardCharsets.UTF_8).substring(namespace.length() + 1));
         }
         return names;
+    }
+
+    /**
+     * One {@code slots} request: each held slot's token, its holder session's TTL left and the holder text
+     * its {@code permit} request carried; the grant's time is the one in that text.
+     */
+    @Override
+    public Map<Integer, GrantRecord> inspectPermits(String name, int permits) throws InterruptedException {
+        String[] r = request(name, "slots", key(namespace, name) + " " + permits);
+        if (r[0].equals("mismatch")) {
+            throw mismatch(name, r[2], permits);
+        }
+        Map<Integer, GrantRecord> held = new TreeMap<>();
+        for (int i = 2; i + 3 < r.length; i += 4) {
+            held.put(Integer.parseInt(r[i]), new GrantRecord(r[i + 3].equals("-") ? null
+                    : URLDecoder.decode(r[i + 3], StandardCharsets.UTF_8), Long.parseLong(r[i + 1]),
+                    Duration.ofMillis(Long.parseLong(r[i + 2])), -1));
+        }
+        return held;
+    }
+
+    private IllegalArgumentException mismatch(String name, String onServer, int asked) {
+        return new IllegalArgumentException("semaphore '" + name + "' (" + describeSemaphore(name) + ") has " + onServer
+                + " permits on the server, and this call asked for " + asked + ": every holder of a semaphore must use the"
+                + " same number of permits");
     }
 
     private static Optional<GrantRecord> grant(String[] r) {

@@ -34,7 +34,7 @@ import java.util.concurrent.TimeUnit;
  * hello &lt;id&gt; &lt;ttlMillis&gt;              -&gt; welcome &lt;id&gt; &lt;ttlMillis&gt;   (the session's TTL, as the server keeps it)
  * acquire &lt;id&gt; &lt;name&gt; &lt;waitMillis&gt; [&lt;holder&gt;]
  *                                     -&gt; granted &lt;id&gt; &lt;token&gt; | busy &lt;id&gt;   (holder: URL-encoded text kept with the grant)
- * permit &lt;id&gt; &lt;name&gt; &lt;permits&gt; &lt;waitMillis&gt;
+ * permit &lt;id&gt; &lt;name&gt; &lt;permits&gt; &lt;waitMillis&gt; [&lt;holder&gt;]
  *                                     -&gt; granted &lt;id&gt; &lt;token&gt; &lt;slot&gt; | busy &lt;id&gt; | mismatch &lt;id&gt; &lt;permits&gt;
  * cancel &lt;id&gt;                         (withdraws a waiting acquire, or releases it if granted; no answer)
  * release &lt;id&gt; &lt;acquireId&gt;            -&gt; released &lt;id&gt;
@@ -44,6 +44,8 @@ import java.util.concurrent.TimeUnit;
  * force &lt;id&gt; &lt;name&gt;                    -&gt; as holder, for the grant it ended; its holder is told
  *                                        ended &lt;acquireId&gt;, and the next waiter is granted
  * list &lt;id&gt; &lt;prefix&gt; &lt;after&gt;|- &lt;limit&gt;   -&gt; names &lt;id&gt; [&lt;name&gt; ...]   (held locks, in order)
+ * slots &lt;id&gt; &lt;name&gt; &lt;permits&gt;           -&gt; slots &lt;id&gt; [&lt;slot&gt; &lt;token&gt; &lt;ttlLeftMillis&gt; &lt;holder&gt;|- ...]
+ *                                        (a semaphore's held slots) | mismatch &lt;id&gt; &lt;permits&gt;
  * </pre>
  *
  * <p>Semaphores live in a table of their own, so that a semaphore and a lock of one name are
@@ -240,7 +242,7 @@ public final class MemoryLockServer implements AutoCloseable {
                     s.out.println("mismatch " + r[1] + " " + sem.permits);
                     break;
                 }
-                Waiter pw = new Waiter(s, Long.parseLong(r[1]), System.nanoTime() + semWait, "-");
+                Waiter pw = new Waiter(s, Long.parseLong(r[1]), System.nanoTime() + semWait, r.length > 5 ? r[5] : "-");
                 sem.waiters.addLast(pw);
                 grantPermits(semName, sem);
                 if (semWait <= 0 && sem.waiters.remove(pw)) {
@@ -305,6 +307,22 @@ public final class MemoryLockServer implements AutoCloseable {
                         .forEach(n -> names.append(' ').append(URLEncoder.encode(n, StandardCharsets.UTF_8)));
                 s.out.println(names);
                 break;
+            case "slots":
+                Semaphore seen = semaphores.get(r[2]);
+                if (seen != null && seen.permits != Integer.parseInt(r[3])) {
+                    s.out.println("mismatch " + r[1] + " " + seen.permits);
+                    break;
+                }
+                StringBuilder line = new StringBuilder("slots " + r[1]);
+                for (int slot = 0; seen != null && slot < seen.slots.length; slot++) {
+                    Grant g = seen.slots[slot];
+                    if (g != null) {
+                        line.append(' ').append(slot).append(' ').append(g.token()).append(' ').append(ttlLeftMillis(g))
+                                .append(' ').append(g.holder());
+                    }
+                }
+                s.out.println(line);
+                break;
             default:
                 s.out.println("error unknown request " + r[0]);
         }
@@ -316,9 +334,13 @@ public final class MemoryLockServer implements AutoCloseable {
      */
     private static String holderLine(String head, Entry e) {
         Grant g = e == null ? null : e.holder;
-        return head + (g == null ? " free" : " " + g.token() + " " + TimeUnit.NANOSECONDS.toMillis(Math.max(0,
-                g.session().ttlNanos - (System.nanoTime() - g.session().lastSeen))) + " " + g.holder() + " "
+        return head + (g == null ? " free" : " " + g.token() + " " + ttlLeftMillis(g) + " " + g.holder() + " "
                 + e.waiters.size());
+    }
+
+    /** How long the server keeps grant {@code g} if its holder goes silent: its session's TTL left. */
+    private static long ttlLeftMillis(Grant g) {
+        return TimeUnit.NANOSECONDS.toMillis(Math.max(0, g.session().ttlNanos - (System.nanoTime() - g.session().lastSeen)));
     }
 
     /** Grants a free lock to the next live waiter; removes the state of a lock nobody holds or wants. */
