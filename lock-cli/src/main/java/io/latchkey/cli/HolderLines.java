@@ -7,6 +7,7 @@ import io.latchkey.LockClient;
 import io.latchkey.LockException;
 import io.latchkey.LockState;
 import java.time.Duration;
+import java.util.List;
 
 /**
  * What {@code latchkey leader} and {@code latchkey status} share: one read of a lock's state from the
@@ -32,8 +33,38 @@ final class HolderLines {
         } catch (IllegalArgumentException e) {
             throw new CliException(ExitCodes.USAGE, "bad " + what + " name: " + e.getMessage());
         }
+        return read(uri, client -> client.lock(name).inspect());
+    }
+
+    /**
+     * As {@link #read(String, String, String)}, for each permit slot of semaphore {@code name} of
+     * {@code permits} permits ({@link io.latchkey.DistributedSemaphore#inspect()}).
+     *
+     * @throws CliException 2 also for a number of permits out of range or other than the backend's
+     */
+    static List<LockState> readSlots(String uri, String name, int permits) throws InterruptedException {
+        try {
+            LockClient.checkSemaphore(name, permits);
+        } catch (IllegalArgumentException e) {
+            throw new CliException(ExitCodes.USAGE, "bad semaphore: " + e.getMessage() + " (--permits)");
+        }
+        return read(uri, client -> {
+            try {
+                return client.semaphore(name, permits).inspect();
+            } catch (IllegalArgumentException e) {
+                throw new CliException(ExitCodes.USAGE, e.getMessage() + "; give the --permits its runs use");
+            }
+        });
+    }
+
+    /** What one read does with the client. */
+    private interface Read<T> {
+        T from(LockClient client) throws InterruptedException;
+    }
+
+    private static <T> T read(String uri, Read<T> read) throws InterruptedException {
         try (LockClient client = Backends.connect(uri)) {
-            return client.lock(name).inspect();
+            return read.from(client);
         } catch (LockBackendUnavailableException e) {
             throw new CliException(ExitCodes.BACKEND_UNAVAILABLE, e.getMessage());
         } catch (UnsupportedOperationException | LockException e) {

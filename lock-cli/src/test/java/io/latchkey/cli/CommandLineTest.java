@@ -175,6 +175,8 @@ class CommandLineTest {
         assertThat(statusHelp.await(BOUND)).isZero();
         assertThat(statusHelp.stdout()).contains("latchkey status [OPTIONS] NAME", "3 it is free");
         assertUsage(Cli.start(dir, "status", "--uri", down, ""), "bad lock name: lock name must not be empty");
+        assertUsage(Cli.start(dir, "status", "--uri", down, "--permits", "0", "spark:warehouse"),
+                "bad semaphore: semaphore 'spark:warehouse' must have 1 to 1000 permits, got 0 (--permits)");
         Cli unreachable = Cli.start(dir, "status", "--uri", down, "report:nightly");
         assertThat(unreachable.await(BOUND)).as(unreachable.stderr()).isEqualTo(ExitCodes.BACKEND_UNAVAILABLE);
     }

@@ -56,6 +56,33 @@ abstract class StatusCommandContract {
     }
 
     @Test
+    @DisplayName("latchkey status --permits 3: exit 3 and '0 of 3 permits held' with three free slots before a run, the"
+            + " run's owner and token on the slot its command got while it holds a permit, exit 3 again once it ended")
+    void statusReadsEachSlotOfASemaphore() throws Exception {
+        String name = RunCommandContract.lockName();
+        Cli none = slots(name);
+        none.assertExits(backend.bound(), ExitCodes.NONE);
+        assertThat(none.stdout()).as(none.stderr())
+                .isEqualTo(name + ": 0 of 3 permits held\n  slot 0: free\n  slot 1: free\n  slot 2: free\n");
+
+        Path slot = dir.resolve("slot");
+        Cli run = runHolding(name, "cli-slots-2", slot, "--permits", "3");
+        String[] held = Files.readString(slot).strip().split(" "); // slot, token
+        Cli one = slots(name);
+        one.assertExits(backend.bound(), ExitCodes.OK);
+        assertThat(one.stdout()).as(one.stderr()).startsWith(name + ": 1 of 3 permits held\n").hasLineCount(4)
+                .contains("\n  slot " + held[0] + ": held by cli-slots-2 token " + held[1] + " (");
+
+        run.signal("TERM");
+        run.assertExits(backend.bound(), 128 + 15);
+        slots(name).assertExits(backend.bound(), ExitCodes.NONE);
+    }
+
+    private Cli slots(String name) {
+        return cli("status", "--uri", backend.uri(), "--permits", "3", name);
+    }
+
+    @Test
     @DisplayName("latchkey list names a run's lock under its prefix with its owner and token, as a line and as JSON;"
             + " latchkey release --force ends that grant and prints it, the run stops its command and exits 70 within the"
             + " lease, and the lock is free: a second release is exit 3 and the list is empty")
@@ -85,11 +112,17 @@ abstract class StatusCommandContract {
         assertThat(empty.stdout()).isEmpty();
     }
 
-    /** A {@code latchkey run} of {@code name} by {@code owner}, once its command wrote its token to {@code token}. */
-    private Cli runHolding(String name, String owner, Path token) throws InterruptedException {
+    /**
+     * A {@code latchkey run} of {@code name} by {@code owner}, once its command wrote its token to {@code token}
+     * (with {@code --permits}, its slot and its token).
+     */
+    private Cli runHolding(String name, String owner, Path token, String... options) throws InterruptedException {
         String owned = backend.uri() + (backend.uri().contains("?") ? "&" : "?") + "owner=" + owner;
-        Cli run = Cli.start(dir, Map.of(), "run", "--uri", owned, name, "--", "sh", "-c",
-                "echo \"$LATCHKEY_FENCING_TOKEN\" > '" + token + ".tmp'; mv '" + token + ".tmp' '" + token + "'; exec sleep 300");
+        List<String> args = new ArrayList<>(List.of("run", "--uri", owned));
+        args.addAll(List.of(options));
+        args.addAll(List.of(name, "--", "sh", "-c", "echo $LATCHKEY_PERMIT_SLOT \"$LATCHKEY_FENCING_TOKEN\" > '" + token
+                + ".tmp'; mv '" + token + ".tmp' '" + token + "'; exec sleep 300"));
+        Cli run = Cli.start(dir, Map.of(), args.toArray(String[]::new));
         started.add(run);
         Cli.awaitTrue(backend.bound(), "the run's command holds the lock", () -> Files.exists(token), List.of(run));
         return run;
