@@ -40,4 +40,17 @@ public interface DistributedReadWriteLock {
 
     /** The exclusive mode: held by one writer while no reader holds. */
     DistributedLock writeLock();
+
+    /**
+     * Who holds it now, as any client reads it from the backend: each reader's grant and the writer's,
+     * with holder, token, grant time and time left where the backend tells them; a waiting request is
+     * none of them. Read-only: it creates nothing on the backend and wakes no waiter. (A mode's own
+     * {@link DistributedLock#inspect()} refuses: a mode may have many holders.)
+     *
+     * @throws LockBackendUnavailableException if the backend cannot be reached; within {@code timeout}
+     * @throws UnsupportedOperationException if the backend cannot read a read-write lock's holders
+     * @throws IllegalStateException if the client is closed
+     * @throws InterruptedException if interrupted while reading
+     */
+    ReadWriteState inspect() throws InterruptedException;
 }

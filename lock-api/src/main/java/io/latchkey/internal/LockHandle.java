@@ -191,7 +191,8 @@ record LockHandle(SharedLockClient client, String name, Kind kind) implements Di
     private void plainLockOnly(String whatFor) {
         if (kind != Kind.LOCK) {
             throw new UnsupportedOperationException("read-write lock '" + name + "' cannot be " + whatFor
-                    + " of a plain lock or an election, and a read-write lock has many");
+                    + " of a plain lock or an election, and a read-write lock has many; readWriteLock(name).inspect()"
+                    + " reads its readers and writer");
         }
     }
 

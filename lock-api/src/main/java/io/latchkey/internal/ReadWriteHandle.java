@@ -3,6 +3,8 @@ package io.latchkey.internal;
 import io.latchkey.DistributedLock;
 import io.latchkey.DistributedReadWriteLock;
 import io.latchkey.LockListener.Target.Kind;
+import io.latchkey.ReadWriteState;
+import io.latchkey.spi.ReadWriteRecords;
 
 /**
  * The application's handle on one read-write lock: its two modes are {@link LockHandle}s of kind
@@ -20,6 +22,14 @@ record ReadWriteHandle(SharedLockClient client, String name) implements Distribu
     @Override
     public DistributedLock writeLock() {
         return new LockHandle(client, name, Kind.WRITE);
+    }
+
+    @Override
+    public ReadWriteState inspect() throws InterruptedException {
+        client.ensureOpen();
+        ReadWriteRecords held = client.readWriteBackend().inspectReadWrite(name);
+        return new ReadWriteState(name, held.readers().stream().map(r -> LockHandle.state(name, r)).toList(),
+                held.writer() == null ? null : LockHandle.state(name, held.writer()));
     }
 
     @Override

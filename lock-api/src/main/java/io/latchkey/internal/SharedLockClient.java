@@ -184,6 +184,11 @@ final class SharedLockClient implements LockClient {
                 .sorted().distinct().limit(limit).toList();
     }
 
+    /** The backend as read-write locks' ({@link #readWriteLock} let no handle be made without one). */
+    ReadWriteBackend readWriteBackend() {
+        return (ReadWriteBackend) backend;
+    }
+
     @Override
     public DistributedReadWriteLock readWriteLock(String name) {
         ensureOpen();

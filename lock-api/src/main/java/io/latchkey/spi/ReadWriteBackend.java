@@ -68,4 +68,22 @@ public interface ReadWriteBackend extends LockBackend {
      * @return the grant, or {@code null} if others held until the deadline
      */
     BackendLease acquireWrite(String name, Deadline deadline, LeaseEvidence evidence) throws InterruptedException;
+
+    /**
+     * The held grants of read-write lock {@code name}, read as {@link #inspect} reads a lock: each reader's
+     * and the writer's holder text, token (as its lease's {@code fencingToken()}), time left and, where the
+     * backend records one, time ({@link GrantRecord#since()}). A request that waits holds nothing and is not
+     * listed; a read nested in its thread's write grant is that grant. Read-only: it creates nothing on the
+     * backend, takes nothing and wakes nobody.
+     *
+     * <p>The default refuses: a backend that cannot read its holders says so.
+     *
+     * @throws io.latchkey.LockBackendUnavailableException if the backend cannot be reached; within
+     *     {@link io.latchkey.LockOptions#timeout()}
+     * @throws UnsupportedOperationException if this backend cannot read a read-write lock's holders
+     */
+    default ReadWriteRecords inspectReadWrite(String name) throws InterruptedException {
+        throw new UnsupportedOperationException("this backend (" + getClass().getName() + ") does not read a"
+                + " read-write lock's holders, so read-write lock '" + name + "' cannot be inspected");
+    }
 }

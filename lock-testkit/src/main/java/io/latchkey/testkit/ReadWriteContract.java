@@ -68,6 +68,17 @@ public abstract class ReadWriteContract<S extends LockServer> extends ServerCont
         }
     }
 
+    @GroupExecution.Beside
+    @Nested
+    @Order(4)
+    @DisplayName("4. Inspection: each reader's grant and the writer's, as any client reads them; a waiting writer is none")
+    class Inspection extends ReadWriteInspectionTests {
+        @Override
+        ReadWriteContract<?> contract() {
+            return ReadWriteContract.this;
+        }
+    }
+
     @GroupExecution.Alone
     @Nested
     @Order(3)
