@@ -138,6 +138,35 @@ public interface DistributedLock {
     boolean isHeldByThisClient();
 
     /**
+     * This lock as a {@link java.util.concurrent.locks.Lock}, for a library that takes one.
+     *
+     * <p>The rules, those of {@link java.util.concurrent.locks.ReentrantLock} where a distributed lock
+     * allows them:
+     * <ul>
+     *   <li>Each successful lock call takes a lease on the calling thread (reentrant, as the lock is) and
+     *       {@code unlock()} closes the thread's latest one: only the thread that locked may unlock, as
+     *       {@code ReentrantLock} requires; any other thread, or one more unlock than locks, is an
+     *       {@link IllegalMonitorStateException}. Views of the same lock share the thread's leases.</li>
+     *   <li>{@code lock()} waits until granted, a day's wait at a time, and keeps waiting through an
+     *       interrupt, which it restores before it returns; {@code lockInterruptibly()} and
+     *       {@code tryLock(long, TimeUnit)} stop at one. {@code tryLock()} does not wait, and an interrupt
+     *       while it asks the backend is a {@code false}, the interrupt restored.</li>
+     *   <li>A backend that cannot be reached is a {@link LockBackendUnavailableException} from every lock
+     *       call, within the wait plus {@code timeout}: it is not taken for a lock that is held.</li>
+     *   <li>A {@code Lock} has no loss signal. {@code unlock()} of a lease that was lost or expired while
+     *       held closes it and then throws an {@link IllegalMonitorStateException} that says so (as
+     *       Redisson's {@code unlock} of an expired lock does): what ran under it may have overlapped
+     *       another holder. Code that can, should use this interface itself, with
+     *       {@link Lease#lost()} and the fencing token.</li>
+     *   <li>{@code newCondition()} is refused: a condition's wait and signal have no meaning across
+     *       processes here.</li>
+     * </ul>
+     */
+    default java.util.concurrent.locks.Lock asLock() {
+        return new LockView(this);
+    }
+
+    /**
      * Asks the backend who holds this lock now, by any client: the holder's identity (see
      * {@link Holder}), the grant's fencing token and how long the backend keeps it for a silent holder.
      * One read; it changes nothing for a holder or a waiter and creates nothing on the backend.

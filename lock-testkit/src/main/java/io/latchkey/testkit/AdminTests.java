@@ -1,6 +1,7 @@
 package io.latchkey.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.latchkey.DistributedLock;
 import io.latchkey.Holder;
@@ -11,6 +12,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -85,5 +87,26 @@ abstract class AdminTests extends ContractGroup {
         assertThat(admin.lock(name).forceRelease()).isEqualTo(LockState.free(name));
         assertThat(admin.lock(name).inspect()).isEqualTo(LockState.free(name));
         assertThat(admin.list(name)).isEqualTo(List.of());
+    }
+
+    @Test
+    @DisplayName("asLock(): unlock of a lease force-released while held frees the thread's hold and says the lease"
+            + " was lost with an IllegalMonitorStateException")
+    void asLockUnlockOfALostLeaseSaysSo() throws Exception {
+        String name = name();
+        DistributedLock distributed = client().lock(name);
+        Lock view = distributed.asLock();
+        view.lock();
+        long releasedAt = System.nanoTime();
+        client().lock(name).forceRelease();
+        long bound = lease().plus(slack()).toNanos();
+        while (distributed.isHeldByCurrentThread() && System.nanoTime() - releasedAt < bound) {
+            Thread.sleep(20);
+        }
+        assertThat(distributed.isHeldByCurrentThread()).as("the view's lease, a lease + slack after the force release")
+                .isFalse();
+        assertThatThrownBy(view::unlock).isInstanceOf(IllegalMonitorStateException.class).hasMessageContaining(name)
+                .hasMessageContaining("lost or had expired before unlock()");
+        assertThat(distributed.holdCount()).as("the thread's leases after the unlock").isZero();
     }
 }

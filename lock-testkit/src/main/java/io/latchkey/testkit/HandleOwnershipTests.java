@@ -1,12 +1,15 @@
 package io.latchkey.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.latchkey.DistributedLock;
 import io.latchkey.Lease;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -75,5 +78,37 @@ abstract class HandleOwnershipTests extends ContractGroup {
         assertThat(lease.remaining()).isEqualTo(Duration.ZERO);
         org.assertj.core.api.Assertions.assertThatThrownBy(lease::ensureValid).isInstanceOf(IllegalStateException.class);
         assertThat(lease.lost().toCompletableFuture()).as("lost() of a lease closed normally").isNotDone();
+    }
+
+    @Test
+    @DisplayName("asLock(): lock and tryLock take the lock reentrantly on the calling thread, another client's tryLock"
+            + " fails while it is held, unlock by another thread or once too often is an IllegalMonitorStateException,"
+            + " the last unlock frees it, newCondition is refused")
+    void asLockFollowsReentrantLock() throws Exception {
+        String name = name();
+        DistributedLock distributed = client().lock(name);
+        Lock view = distributed.asLock();
+        Lock other = client().lock(name).asLock();
+        view.lock();
+        assertThat(view.tryLock(patientWait().toMillis(), TimeUnit.MILLISECONDS)).as("reentrant").isTrue();
+        assertThat(distributed.holdCount()).as("the thread's leases").isEqualTo(2);
+        assertThat(other.tryLock()).as("another client's tryLock while it is held").isFalse();
+
+        Future<?> foreign = started(() -> {
+            view.unlock();
+            return null;
+        });
+        assertThatThrownBy(() -> await(foreign, tryBound(Duration.ZERO), "an unlock on another thread"))
+                .isInstanceOf(IllegalMonitorStateException.class).hasMessageContaining(name);
+        view.unlock();
+        assertThat(distributed.isHeldByCurrentThread()).as("after one unlock of two").isTrue();
+        view.unlock();
+        assertThat(distributed.holdCount()).as("after the last unlock").isZero();
+        assertThatThrownBy(view::unlock).as("one unlock too many").isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageContaining(name).hasMessageContaining("only the thread that locked it may unlock it");
+        assertThat(other.tryLock(patientWait().toMillis(), TimeUnit.MILLISECONDS)).as("another client, once free").isTrue();
+        other.unlock();
+        assertThatThrownBy(view::newCondition).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining(name);
     }
 }
