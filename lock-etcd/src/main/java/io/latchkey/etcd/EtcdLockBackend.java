@@ -22,6 +22,7 @@ import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -189,6 +190,12 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
     public PermitLease acquirePermit(String name, int permits, Deadline deadline, LeaseEvidence evidence)
             throws InterruptedException {
         return retrying(name, deadline, () -> semaphores.attempt(name, permits, deadline, evidence));
+    }
+
+    /** Reads the slot keys of the semaphore and their leases, see {@link EtcdPermitInspection}. */
+    @Override
+    public Map<Integer, GrantRecord> inspectPermits(String name, int permits) throws InterruptedException {
+        return EtcdPermitInspection.read(this, name, permits);
     }
 
     @Override

@@ -44,14 +44,19 @@ import org.slf4j.LoggerFactory;
  * on each release and tries the freed slot with one transaction (one commit each), and the first to
  * reach etcd gets it. A cheap read, not a transaction, follows a watch that went quiet.
  *
- * <p>Every slot key's value is {@code "<permits> <lease id>-<sequence>"}: the number of permits its
- * holder asked for, and a name unique to the grant. The number is checked against every slot key that
- * the taking transaction itself read, so a request with another number is refused (its key, if it was
- * put, deleted at once) whenever any permit is held, whatever the client; two grants with different
- * numbers can never both be valid, since the later one's transaction sees the earlier one's key. A
- * mismatched key being removed can make a request of the right number fail too, naming the other
- * number: the mismatch is real, and it is concurrent. The unique part guards the delete of a key whose
- * put had an unknown outcome (a timeout): only that grant's key, never another holder's of that slot.
+ * <p>Every slot key's value is {@code "<permits> <lease id>-<sequence> <holder>"}: the number of permits
+ * its holder asked for, a name unique to the grant, and the holder text ({@link EtcdLockBackend#holderText},
+ * made on the acquiring thread for each put, so it costs no request), which only
+ * {@link EtcdPermitInspection} reads; a key of an older Latchkey ends after the name. The number is
+ * checked against every slot key that the taking transaction itself read, so a request with another
+ * number is refused (its key, if it was put, deleted at once) whenever any permit is held, whatever the
+ * client; two grants with different numbers can never both be valid, since the later one's transaction
+ * sees the earlier one's key. A mismatched key being removed can make a request of the right number fail
+ * too, naming the other number: the mismatch is real, and it is concurrent. The unique part guards the
+ * delete of a key whose put had an unknown outcome (a timeout): only that grant's key, never another
+ * holder's of that slot. The whole value is what the guard compares, so the holder text changes nothing
+ * there, and the number stays first, so a Latchkey that wrote only {@code "<permits> <grant>"} and this
+ * one read each other's number of permits alike.
  *
  * <p>The fencing token is the slot key's create revision: every grant of a slot creates its key anew,
  * and etcd never reuses a revision, so tokens grow per slot (and across the semaphore) across clients,
@@ -136,8 +141,9 @@ final class EtcdSemaphores {
             return read(name, permits, r.getKvs(), null, null, session, r.getHeader().getRevision());
         }
         ByteSequence key = slotKey(name, slot);
+        // made on the acquiring thread for each put: its at= is the moment of the request that grants
         ByteSequence value = EtcdLockBackend.bytes(permits + " " + session.idString() + "-"
-                + Long.toHexString(EtcdLockBackend.KEYS.incrementAndGet()));
+                + Long.toHexString(EtcdLockBackend.KEYS.incrementAndGet()) + " " + backend.holderText());
         String what = "taking slot key '" + key.toString(StandardCharsets.UTF_8) + "'";
         TxnResponse r;
         try {
@@ -185,10 +191,7 @@ final class EtcdSemaphores {
             if (own != null) {
                 forget(name, session, key, value, false);
             }
-            String otherKey = other.getKey().toString(StandardCharsets.UTF_8);
-            throw new IllegalArgumentException(backend.semaphoreSubject(name) + "it is in use with " + permitsOf(other)
-                    + " permits in etcd (slot key '" + otherKey + "' says so), and this call asked for " + permits
-                    + ": every holder of a semaphore must use the same number of permits");
+            throw mismatch(backend, name, other, permits);
         }
         if (own != null) {
             int slot = slotOf(own);
@@ -352,8 +355,30 @@ final class EtcdSemaphores {
         }
     }
 
+    /**
+     * The refusal of a request for {@code permits} permits of a semaphore whose slot key {@code other}
+     * says another number: the same whether a permit or an inspection asked.
+     */
+    static IllegalArgumentException mismatch(EtcdLockBackend backend, String name, KeyValue other, int permits) {
+        String otherKey = other.getKey().toString(StandardCharsets.UTF_8);
+        return new IllegalArgumentException(backend.semaphoreSubject(name) + "it is in use with " + permitsOf(other)
+                + " permits in etcd (slot key '" + otherKey + "' says so), and this call asked for " + permits
+                + ": every holder of a semaphore must use the same number of permits");
+    }
+
+    /**
+     * The holder text of a slot key, after its number of permits and its grant's name; null for a value
+     * without one (written by a Latchkey before permits carried their holder: {@code "<permits> <grant>"}).
+     */
+    static String holderOf(KeyValue kv) {
+        String value = kv.getValue().toString(StandardCharsets.UTF_8);
+        int first = value.indexOf(' ');
+        int second = first < 0 ? -1 : value.indexOf(' ', first + 1);
+        return second < 0 ? null : value.substring(second + 1);
+    }
+
     /** The number of permits a slot key's holder asked for; -1 if its value says none. */
-    private static int permitsOf(KeyValue kv) {
+    static int permitsOf(KeyValue kv) {
         String value = kv.getValue().toString(StandardCharsets.UTF_8);
         int space = value.indexOf(' ');
         try {

@@ -16,7 +16,7 @@
  * {@code owner}, its start, the acquiring thread, and the moment of the request by the client's clock,
  * which {@code inspect} gives as {@code since}: etcd keeps no time of a key) from a
  * {@link io.latchkey.spi.HolderStamp} made once per client, put in the transaction that queues the key, so it costs no request of its own (a
- * read-write lock's reader and writer keys carry it too; a semaphore's slot key keeps its own value).
+ * read-write lock's reader and writer keys carry it too, and a semaphore's slot key after its own fields, see below).
  * Nothing reads the value back to decide anything: keys are told apart by their names and create
  * revisions, so a key written by an older Latchkey, whose value was the lock name, still queues and
  * releases as before. {@code inspect} ({@code EtcdInspection}) reads the lock's prefix sorted by create
@@ -67,9 +67,24 @@
  * queued, so a release wakes every waiter of the semaphore (a watch of its prefix from the revision of
  * their last read), each tries the freed slot with one transaction, and the first to reach etcd wins;
  * there is no first come, first served among semaphore waiters. Each slot key's value is
- * {@code "<permits> <grant id>"}: the number of permits is checked against every slot key the taking
- * transaction reads, so another number is refused, naming both, whenever a permit is held; once none is,
- * no key of the semaphore remains. See {@code EtcdSemaphores}.
+ * {@code "<permits> <grant id> <holder>"}: the number of permits is checked against every slot key the
+ * taking transaction reads, so another number is refused, naming both, whenever a permit is held; the
+ * grant id, unique to the put, guards the delete of a key whose put had an unknown outcome (the whole
+ * value is compared); the holder text, made on the acquiring thread for each put as a lock key's value
+ * is, rides in the transaction that takes the slot and costs no request. A key written by an older
+ * Latchkey ({@code "<permits> <grant id>"}) is read alike, with no holder. Once no permit is held, no key
+ * of the semaphore remains. See {@code EtcdSemaphores}.
+ *
+ * <p>A semaphore's {@code inspect} ({@code EtcdPermitInspection}) reads the semaphore's prefix in one
+ * linearizable range read: each slot key {@code <prefix><slot>} below {@code permits} is a held slot, its
+ * holder the holder text of its value (none for an older key), its token its create revision, exactly the
+ * {@code fencingToken()} its holder was given, and {@code expiresIn} the remaining TTL of the lease it is
+ * bound to, from {@code LeaseTimeToLive} (one request per holding client, whose permits share its lease,
+ * sent together), whole seconds rounded down, zero if the lease ended between the reads. {@code since} is
+ * not given (etcd keeps no time of a key): the shared layer takes the holder text's {@code at=}, the
+ * moment of the put that took the slot by the holder's clock. A slot key of another number of permits is
+ * refused as the taking transaction refuses it. All reads together are bounded by {@code timeout}; they
+ * write nothing and leave no watch, so inspecting a semaphore nobody uses leaves no key and no lease.
  *
  * <p>Read-write locks: read-write lock {@code name} is the keys under
  * {@code <namespace>%rw/<escaped name>/}, a reader's under {@code r/} and a writer's under {@code w/},
