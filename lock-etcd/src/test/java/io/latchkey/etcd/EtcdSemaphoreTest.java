@@ -7,13 +7,19 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import io.latchkey.DistributedSemaphore;
+import io.latchkey.Holder;
 import io.latchkey.Lease;
+import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
+import io.latchkey.LockState;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.testkit.CrashFailover;
 import io.latchkey.testkit.etcd.EtcdServer;
 import io.latchkey.testkit.fault.OptionsUri;
+import io.latchkey.testkit.fault.TcpProxy;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -80,6 +86,13 @@ class EtcdSemaphoreTest {
             assertThat(slot.getCreateRevision()).as("the token is the slot key's create revision")
                     .isEqualTo(permit.fencingToken());
             assertThat(text(slot.getValue())).as("the number of permits, stored with the slot").startsWith("2 ");
+            // then the grant's unique name, then the holder text, which inspect reads from the slot key
+            String holderText = text(slot.getValue()).split(" ", 3)[2];
+            assertThat(Holder.parse(holderText).map(Holder::thread)).as("the holder in slot key value '%s'",
+                    text(slot.getValue())).hasValue(Thread.currentThread().getName());
+            LockState inspected = b.semaphore(name, 2).inspect().get(permit.slot());
+            assertThat(inspected.holder()).as("the holder inspect reads").isEqualTo(Holder.parse(holderText));
+            assertThat(inspected.token()).as("the token inspect reads").hasValue(permit.fencingToken());
             // one etcd lease per client, for its locks and its permits alike
             try (SemaphoreLease second = a.semaphore(name, 2).tryAcquire().orElseThrow();
                     Lease aLock = a.lock("other").tryLock().orElseThrow()) {
@@ -158,6 +171,57 @@ class EtcdSemaphoreTest {
                         .hasMessageContaining("in use with 3 permits").hasMessageContaining("asked for 2");
             }
             assertThat(keys(semaphorePrefix)).isEmpty();
+        }
+    }
+
+    @Test
+    void aSlotKeyOfAnOlderLatchkeyWithoutHolderTextIsInspectedAsHeldByAnUnknownHolder() throws Exception {
+        String name = "older";
+        ByteSequence key = ByteSequence.from(EtcdLockBackend.semaphorePrefix(NAMESPACE, name) + 1,
+                StandardCharsets.UTF_8);
+        long lease = raw().getLeaseClient().grant(LEASE.toSeconds()).get(10, TimeUnit.SECONDS).getID();
+        try (LockClient client = connect()) {
+            // the value an older Latchkey wrote: the number of permits and the grant's name, no holder
+            long token = raw().getKVClient().put(key, ByteSequence.from("2 " + Long.toHexString(lease) + "-1",
+                    StandardCharsets.UTF_8), PutOption.builder().withLeaseId(lease).build()).get(10, TimeUnit.SECONDS)
+                    .getHeader().getRevision();
+            List<LockState> slots = client.semaphore(name, 2).inspect();
+            assertThat(slots.get(0)).as("the free slot").isEqualTo(LockState.free(name));
+            assertThat(slots.get(1).isHeld()).as("the older key's slot is held").isTrue();
+            assertThat(slots.get(1).holder()).as("its holder, which the older key does not name")
+                    .hasValue(Holder.UNKNOWN);
+            assertThat(slots.get(1).expiresIn()).as("the time left of its lease").hasValueSatisfying(left ->
+                    assertThat(left).isPositive().isLessThanOrEqualTo(LEASE));
+            assertThat(slots.get(1).token()).as("its token").hasValue(token);
+            assertThatThrownBy(() -> client.semaphore(name, 3).inspect()).as("another number of permits")
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("semaphore '" + name + "'")
+                    .hasMessageContaining("in use with 2 permits").hasMessageContaining("asked for 3");
+        } finally {
+            raw().getLeaseClient().revoke(lease).get(10, TimeUnit.SECONDS);
+        }
+        assertThat(keys(EtcdLockBackend.semaphorePrefix(NAMESPACE, name))).isEmpty();
+    }
+
+    @Test
+    void inspectingThroughACutNetworkIsAnExceptionWithinTheTimeout() throws Exception {
+        String name = "inspected cut";
+        try (TcpProxy proxy = TcpProxy.start(server().endpoints().get(0));
+                LockClient client = LockClient.connect(URI.create(server().uri(List.of(proxy.endpoint()))),
+                        LockOptions.builder().lease(LEASE).timeout(TIMEOUT).namespace(NAMESPACE).build())) {
+            DistributedSemaphore semaphore = client.semaphore(name, 2);
+            try (SemaphoreLease held = semaphore.tryAcquire().orElseThrow()) {
+                assertThat(semaphore.inspect().get(held.slot()).token()).hasValue(held.fencingToken());
+                proxy.cut();
+                try {
+                    long start = System.nanoTime();
+                    assertThatThrownBy(semaphore::inspect).isInstanceOf(LockBackendUnavailableException.class)
+                            .hasMessageContaining("semaphore '" + name + "'")
+                            .hasMessageContaining("did not answer within");
+                    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(TIMEOUT.multipliedBy(2));
+                } finally {
+                    proxy.restore();
+                }
+            }
         }
     }
 
