@@ -4,7 +4,6 @@ import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.PermitLease;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -31,13 +30,14 @@ import org.slf4j.LoggerFactory;
  * {@code free} = permits minus the {@code slot-<k>} nodes present, the waiters at positions below
  * {@code free} are admitted, and each takes the lowest slot it sees free in one transaction that
  * creates the ephemeral {@code slot-<k>} (failing if it exists: the next free slot is tried), writes
- * the waiter's name into it (the write's {@code Stat} carries the slot's {@code czxid}, the fencing
- * token, and its owner session, which a create inside a transaction does not return) and deletes the
- * waiter node. Since taking a slot removes the taker from the queue, one departure wakes one waiter:
- * the first waiter not admitted watches the semaphore's children (a release of a slot or the departure
- * of a waiter changes them), every later waiter only its predecessor. Uncontended, an acquire and
- * release is four requests: create, getChildren, the transaction, delete (of the slot); the first
- * acquire of a client on a semaphore node adds a getData.
+ * the waiter's name and the holder text into it ({@link SemaphoreNodes#slotData}; the write's
+ * {@code Stat} carries the slot's {@code czxid}, the fencing token, and its owner session, which a create
+ * inside a transaction does not return) and deletes the waiter node. Since taking a slot removes the
+ * taker from the queue, one departure wakes one waiter: the first waiter not admitted watches the
+ * semaphore's children (a release of a slot or the departure of a waiter changes them), every later
+ * waiter only its predecessor. Uncontended, an acquire and release is four requests: create,
+ * getChildren, the transaction, delete (of the slot); the first acquire of a client on a semaphore node
+ * adds a getData.
  *
  * <p><b>Evidence.</b> The transaction is a write the leader orders only for a live session, answered
  * with a slot owned by this client's current session: the validity deadline counts the session
@@ -63,6 +63,8 @@ final class PermitAcquisition implements ZnodeRequests.Recipe<PermitLease> {
     private final String subject;
     private final String where;
     private final LeaseEvidence evidence;
+    /** The holder text of this request, written into the slot it takes, which {@link PermitInspection} reads. */
+    private final String holder;
     private final ZnodeRequests requests;
     private final ZnodeRequests.ChildrenWatch childrenWatch;
     private final Runnable wakeUp;
@@ -82,6 +84,7 @@ final class PermitAcquisition implements ZnodeRequests.Recipe<PermitLease> {
         this.subject = "semaphore '" + name + "'";
         this.where = backend.describeSemaphore(name);
         this.evidence = evidence;
+        this.holder = backend.stamp.forCurrentThread();
         this.requests = new ZnodeRequests(backend, log, name, new ZnodeRequests.Words(subject, where, "waiter",
                 "acquire a permit of", "no permit of " + subject + " (" + where + ") was acquired: ",
                 "waiting for a permit"), deadline, this::checkOpen);
@@ -165,8 +168,7 @@ final class PermitAcquisition implements ZnodeRequests.Recipe<PermitLease> {
     }
 
     private IllegalArgumentException mismatch(int stored) {
-        return new IllegalArgumentException(subject + " (" + where + ") has " + stored + " permits on the server, and"
-                + " this call asked for " + permits + ": every holder of a semaphore must use the same number of permits");
+        return SemaphoreNodes.mismatch(subject, where, stored, permits);
     }
 
     /** Creates this acquisition's waiter node, and the semaphore's node first if it is missing; false to try again. */
@@ -242,19 +244,20 @@ final class PermitAcquisition implements ZnodeRequests.Recipe<PermitLease> {
     }
 
     /**
-     * Takes slot {@code slot} in one transaction: create it, write this waiter's name into it (whose
-     * {@code Stat} tells the slot's czxid and owner), delete the waiter. Null if the slot is taken or
+     * Takes slot {@code slot} in one transaction: create it, write this waiter's name and the holder text
+     * into it (whose {@code Stat} tells the slot's czxid and owner), delete the waiter. Null if the slot is taken or
      * the waiter is gone ({@link ZnodeRequests#node} then null).
      */
     private PermitLease take(int slot, int firesBefore) throws KeeperException, InterruptedException {
         String slotPath = ZKPaths.makePath(path, SemaphoreNodes.SLOT_PREFIX + slot);
-        byte[] holder = ZKPaths.getNodeFromPath(requests.node).getBytes(StandardCharsets.UTF_8);
+        String waiter = ZKPaths.getNodeFromPath(requests.node);
+        byte[] data = SemaphoreNodes.slotData(waiter, holder);
         List<CuratorOp> ops;
         try {
             ops = List.of(
                     backend.client.transactionOp().create().withMode(CreateMode.EPHEMERAL).withACL(backend.acl)
                             .forPath(slotPath, new byte[0]),
-                    backend.client.transactionOp().setData().forPath(slotPath, holder),
+                    backend.client.transactionOp().setData().forPath(slotPath, data),
                     backend.client.transactionOp().delete().forPath(requests.node));
         } catch (Exception e) {
             throw backend.failure(name, subject, where, "take a permit of", e);
@@ -285,7 +288,7 @@ final class PermitAcquisition implements ZnodeRequests.Recipe<PermitLease> {
         int createError = SemaphoreNodes.error(results, 0);
         int deleteError = SemaphoreNodes.error(results, 2);
         if (createError == KeeperException.Code.NODEEXISTS.intValue()) {
-            Stat earlier = slotOf(slotPath, holder);
+            Stat earlier = slotOf(slotPath, waiter);
             if (earlier != null) {
                 // Curator sent the transaction again after a lost answer: the first one took the slot
                 requests.node = null;
@@ -295,23 +298,22 @@ final class PermitAcquisition implements ZnodeRequests.Recipe<PermitLease> {
         }
         if (deleteError == KeeperException.Code.NONODE.intValue()) {
             requests.node = null;
-            log.debug("{}: waiter {} is gone with its expired session; queueing again", subject,
-                    new String(holder, StandardCharsets.UTF_8));
+            log.debug("{}: waiter {} is gone with its expired session; queueing again", subject, waiter);
             return null;
         }
         ZnodeRequests.check(answer);
         throw KeeperException.create(KeeperException.Code.get(SemaphoreNodes.firstError(results)), slotPath);
     }
 
-    /** The Stat of a slot node this waiter took in an earlier answer lost with the connection, or null. */
-    private Stat slotOf(String slotPath, byte[] holder) throws KeeperException, InterruptedException {
+    /** The Stat of a slot node waiter {@code waiter} took in an earlier answer lost with the connection, or null. */
+    private Stat slotOf(String slotPath, String waiter) throws KeeperException, InterruptedException {
         CuratorEvent read = requests.await(ZnodeRequests.send(cb -> backend.client.getData().inBackground(cb)
                 .forPath(slotPath)), "read a slot of");
         if (ZnodeRequests.code(read) == KeeperException.Code.NONODE) {
             return null;
         }
         ZnodeRequests.check(read);
-        return Arrays.equals(read.getData(), holder) ? read.getStat() : null;
+        return waiter.equals(SemaphoreNodes.slotWaiter(read.getData())) ? read.getStat() : null;
     }
 
     private PermitLease grant(int slot, String slotPath, Stat stat, long sentAt, int firesBefore) {

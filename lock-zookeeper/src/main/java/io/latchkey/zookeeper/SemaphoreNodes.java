@@ -12,8 +12,13 @@ import org.apache.zookeeper.KeeperException;
 
 /**
  * The children of a semaphore's node and what they say: waiter nodes {@code _c_<uuid>-wait-<seq>}
- * in sequence order, slot nodes {@code slot-<k>}, the number of permits in the node's data, and the
- * errors of the transaction that takes a slot. Stateless and thread-safe.
+ * in sequence order, slot nodes {@code slot-<k>}, the number of permits in the node's data, what a slot
+ * node's data holds, and the errors of the transaction that takes a slot. Stateless and thread-safe.
+ *
+ * <p>A slot node's data is the name of the waiter node that took it, then, on a line of its own, the
+ * {@link io.latchkey.Holder} text of the permit's grant ({@link io.latchkey.spi.HolderStamp}). The
+ * waiter's name comes first because the acquisition finds its own slot by it after an answer lost with the
+ * connection; slots written by an older Latchkey hold the waiter's name only, and name no holder.
  */
 final class SemaphoreNodes {
 
@@ -32,6 +37,32 @@ final class SemaphoreNodes {
             throw new LockException(name, "zookeeper node " + path + " of " + subject + " holds '" + stored + "', not a"
                     + " number of permits; it was not written by Latchkey: delete it while no permit is held", e);
         }
+    }
+
+    /** The refusal of a request for {@code permits} permits of a semaphore stored with {@code stored}. */
+    static IllegalArgumentException mismatch(String subject, String where, int stored, int permits) {
+        return new IllegalArgumentException(subject + " (" + where + ") has " + stored + " permits on the server,"
+                + " and this call asked for " + permits + ": every holder of a semaphore must use the same number of"
+                + " permits");
+    }
+
+    /** The data a grant writes into its slot node: the taking waiter's node name, then the holder text. */
+    static byte[] slotData(String waiter, String holder) {
+        return (waiter + "\n" + holder).getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The name of the waiter node that took a slot, from its data (all of it if an older Latchkey wrote it). */
+    static String slotWaiter(byte[] data) {
+        String text = new String(data == null ? new byte[0] : data, StandardCharsets.UTF_8);
+        int end = text.indexOf('\n');
+        return end < 0 ? text : text.substring(0, end);
+    }
+
+    /** The holder text in a slot node's data, or null if there is none (a slot of an older Latchkey). */
+    static String slotHolder(byte[] data) {
+        String text = new String(data == null ? new byte[0] : data, StandardCharsets.UTF_8);
+        int end = text.indexOf('\n');
+        return end < 0 ? null : text.substring(end + 1);
     }
 
     /** The waiter nodes among the children, in sequence order. */

@@ -25,6 +25,18 @@ class SemaphoreNodesTest {
     }
 
     @Test
+    @DisplayName("a slot's data: the waiter's name, then the holder text on its own line; an older slot's, the name only")
+    void slotData() {
+        String holder = "owner=web-1 started=2026-12-05T07:30:00Z thread=main at=2026-12-05T07:31:00Z";
+        byte[] data = SemaphoreNodes.slotData("_c_a7-wait-0000000003", holder);
+        assertThat(SemaphoreNodes.slotWaiter(data)).isEqualTo("_c_a7-wait-0000000003");
+        assertThat(SemaphoreNodes.slotHolder(data)).isEqualTo(holder);
+        byte[] older = "_c_a7-wait-0000000003".getBytes(StandardCharsets.UTF_8);
+        assertThat(SemaphoreNodes.slotWaiter(older)).isEqualTo("_c_a7-wait-0000000003");
+        assertThat(SemaphoreNodes.slotHolder(older)).isNull();
+    }
+
+    @Test
     @DisplayName("the number of permits is the node's data in decimal; anything else names the node and the semaphore")
     void permitsFromData() {
         assertThat(SemaphoreNodes.permits("3".getBytes(StandardCharsets.UTF_8), "jobs", "semaphore 'jobs'", "/p")).isEqualTo(3);
