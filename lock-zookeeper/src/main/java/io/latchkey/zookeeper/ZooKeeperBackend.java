@@ -15,6 +15,7 @@ import io.latchkey.spi.ReadWriteBackend;
 import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -139,6 +140,12 @@ final class ZooKeeperBackend implements SemaphoreBackend, ReadWriteBackend {
                     + "' was acquired");
         }
         return new PermitAcquisition(this, name, permits, deadline, evidence).run();
+    }
+
+    /** Reads the slot nodes of semaphore {@code name}, without creating anything: see {@link PermitInspection}. */
+    @Override
+    public Map<Integer, GrantRecord> inspectPermits(String name, int permits) throws InterruptedException {
+        return new PermitInspection(this, name, permits).run();
     }
 
     /**

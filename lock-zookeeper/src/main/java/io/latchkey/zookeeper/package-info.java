@@ -46,8 +46,8 @@
  * <p><b>Who holds a lock</b> ({@code LockInspection}). Every lock node's data is the
  * {@link io.latchkey.Holder} text of the acquiring client and thread ({@code owner=... started=...
  * thread=...}), written by the create that queues it, so it costs no request: the counts above stay.
- * (It used to be the lock name, which nothing read.) Read-write lock nodes carry it too; a semaphore's
- * nodes do not. {@code inspect} reads, and only reads: a {@code sync} and the lock path's children in
+ * (It used to be the lock name, which nothing read.) Read-write lock nodes carry it too, and a semaphore's
+ * slot nodes (see below). {@code inspect} reads, and only reads: a {@code sync} and the lock path's children in
  * one round trip (no lock path: free, and nothing is created), then {@code getData} of the lowest
  * {@code lock-} node, the holder by the recipe's rule, even in the instant before its own acquire has
  * seen so. A node released between the two reads is passed for the next listed one, which then is the
@@ -101,7 +101,8 @@
  * the semaphore, its path and both numbers. With {@code free} the number of permits minus the
  * ephemeral {@code slot-<k>} nodes present, the waiters at the first {@code free} positions take the
  * lowest free slot, each in one transaction that creates {@code slot-<k>} (failing if another holder
- * has it: the next one is tried), writes the waiter's name into it and deletes the waiter; the first
+ * has it: the next one is tried), writes the waiter's name and the holder text into it and deletes the
+ * waiter; the first
  * waiter not admitted watches the children, each later one its predecessor, so a release wakes one
  * waiter. The fencing token is the slot node's {@code czxid}: per slot, every grant creates the node
  * anew, and transaction ids only grow, across server restarts, session expiry and the container's
@@ -116,6 +117,24 @@
  * three of them writes ({@code ZooKeeperRequestCountTest}); the number of permits is read with a
  * getData once per client and incarnation of the semaphore's node (the children read reports the
  * node's {@code czxid}, and its data never changes).
+ *
+ * <p><b>Who holds each permit</b> ({@code PermitInspection}). A slot node's data is the name of the
+ * waiter node that took it, then, on a line of its own, the {@link io.latchkey.Holder} text of the
+ * acquiring client and thread, written by the setData of the transaction that grants: no request of its
+ * own, so the counts above stay. The waiter's name stays first because an acquisition whose answer was
+ * lost with the connection finds its own slot by it; a slot written by an older Latchkey holds that name
+ * only and names no holder. {@code inspect} of a semaphore reads, and only reads, in two round trips: a
+ * {@code sync} and the semaphore node's children (no node: every slot free, and nothing is created),
+ * then a {@code getData} of each {@code slot-<k>} below the number of permits and, last, of the
+ * semaphore's node, refusing another number of permits with the acquire's
+ * {@link java.lang.IllegalArgumentException}; every answer within {@code timeout} in all, a silent
+ * ensemble a {@link io.latchkey.LockBackendUnavailableException}. Per held slot: the holder text; the
+ * token is the slot node's {@code czxid}, the very token of its permit; {@code since} is its
+ * {@code ctime}, the grant by the server's clock, since the slot node is created by the transaction that
+ * grants ({@code BACKEND_AT_GRANT}, unlike a lock node, which is created when it queues); and
+ * {@code expiresIn} is empty, as for a lock: the slot goes with its holder's session, whose timeout
+ * ZooKeeper does not tell another client. A slot released between the reads is free; a semaphore node
+ * deleted meanwhile (by the container manager, once no slot was left) reads as every slot free.
  *
  * <p><b>Why not Curator's {@code InterProcessSemaphoreV2}.</b> Its leases are ephemeral sequential
  * nodes without a slot: a lease cannot say which of the {@code N} permits it holds, so there is no

@@ -3,6 +3,7 @@ package io.latchkey.zookeeper;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.latchkey.Holder;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
@@ -57,7 +58,8 @@ class ZooKeeperSemaphoreTest {
 
     @Test
     @DisplayName("a lock and a semaphore of one name are held at once on the server: the lock's node under the base"
-            + " path, the permit's slot node under @semaphores, and a lock named '@semaphores' maps elsewhere")
+            + " path, the permit's slot node under @semaphores, with the waiter's name and the holder text that inspect"
+            + " reads, and a lock named '@semaphores' maps elsewhere")
     void semaphoreAndLockOfOneNameAreIndependentNodes() throws Exception {
         String name = "warehouse:" + System.nanoTime();
         LockClient a = client();
@@ -77,6 +79,14 @@ class ZooKeeperSemaphoreTest {
         Stat slot = raw.checkExists().forPath(semaphorePath + "/slot-0");
         assertThat(slot.getEphemeralOwner()).as("the slot is ephemeral").isNotZero();
         assertThat(permit.fencingToken()).as("the permit's token: the slot node's czxid").isEqualTo(slot.getCzxid());
+        String[] slotData = new String(raw.getData().forPath(semaphorePath + "/slot-0"), StandardCharsets.UTF_8)
+                .split("\n", 2);
+        assertThat(slotData[0]).as("the slot's first line: the name of the waiter that took it").contains("-wait-");
+        Holder written = Holder.parse(slotData[1])
+                .orElseThrow(() -> new AssertionError("no holder text in slot-0: " + slotData[1]));
+        assertThat(written.thread()).as("the thread that took the permit").isEqualTo(Thread.currentThread().getName());
+        assertThat(a.semaphore(name, 1).inspect().get(0).holder()).as("the holder another client's inspect reads")
+                .hasValue(written);
         assertThat(new String(raw.getData().forPath(semaphorePath), StandardCharsets.UTF_8))
                 .as("the number of permits stored in the semaphore's node").isEqualTo("1");
         assertThat(raw.checkExists().forPath(LockPaths.DEFAULT_BASE + "/%40semaphores"))
