@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.latchkey.DistributedLock;
+import io.latchkey.DistributedSemaphore;
 import io.latchkey.GrantTime;
 import io.latchkey.Holder;
 import io.latchkey.Lease;
@@ -11,6 +12,7 @@ import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.LockState;
+import io.latchkey.SemaphoreLease;
 import io.latchkey.testkit.fault.TcpProxy;
 import io.latchkey.testkit.zookeeper.ZooKeeperServer;
 import java.net.URI;
@@ -37,7 +39,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * Who holds a lock, on ZooKeeper: the holder text is the lock node's data, as any client reads it,
  * and {@code inspect} reads it back with the node's {@code czxid} as the token, creating nothing. Bounds
  * come from the options: an answer within {@code timeout}, plus a slack of half the timeout or the
- * safety margin, as in the kit.
+ * safety margin, as in the kit. A semaphore's inspect reads its slot nodes the same way.
  */
 class ZooKeeperInspectTest {
 
@@ -207,6 +209,55 @@ class ZooKeeperInspectTest {
                     TimeUnit.MILLISECONDS)).isInstanceOf(ExecutionException.class).cause()
                     .isInstanceOf(LockBackendUnavailableException.class).hasMessageContaining(name)
                     .hasMessageContaining(lockPath(name));
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("time until inspect failed")
+                    .isLessThanOrEqualTo(OPTIONS.timeout().plus(SLACK));
+            proxy.restore();
+        }
+    }
+
+    @Test
+    @DisplayName("inspect of a semaphore nobody used says every slot free and creates no node; while a permit is held,"
+            + " another number of permits is refused naming both numbers and the path")
+    void semaphoreInspectCreatesNothingAndRefusesAnotherNumber() throws Exception {
+        String name = "sem-free:" + System.nanoTime();
+        String path = LockPaths.DEFAULT_BASE + "/" + LockPaths.SEMAPHORES + "/" + LockPaths.nodeName(name);
+        DistributedSemaphore seen = client("observer").semaphore(name, 2);
+
+        assertThat(seen.inspect()).as("a semaphore nobody used")
+                .containsExactly(LockState.free(name), LockState.free(name));
+        assertThat(raw().checkExists().forPath(path)).as("zookeeper node %s after inspect", path).isNull();
+
+        try (SemaphoreLease held = client("holder").semaphore(name, 2).tryAcquire(PATIENT).orElseThrow()) {
+            assertThat(seen.inspect().get(held.slot()).holder().map(Holder::owner)).as("while held").hasValue("holder");
+            DistributedSemaphore other = client("other").semaphore(name, 3);
+            assertThatThrownBy(other::inspect).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(name).hasMessageContaining(path)
+                    .hasMessageContaining("has 2 permits").hasMessageContaining("asked for 3");
+        }
+    }
+
+    @Test
+    @DisplayName("a semaphore's inspect through a cut connection fails within timeout + slack with"
+            + " LockBackendUnavailableException")
+    void semaphoreInspectThroughCutConnectionFailsWithinTimeout() throws Exception {
+        String name = "sem-cut:" + System.nanoTime();
+        try (TcpProxy proxy = TcpProxy.start(server().endpoints().get(0))) {
+            DistributedSemaphore semaphore = client("cut", server().uri(List.of(proxy.endpoint()))).semaphore(name, 2);
+            assertThat(semaphore.inspect()).as("before the cut").containsOnly(LockState.free(name));
+            proxy.cut();
+
+            long start = System.nanoTime();
+            CompletableFuture<List<LockState>> inspected = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return semaphore.inspect();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            assertThatThrownBy(() -> inspected.get(OPTIONS.timeout().multipliedBy(2).plus(SLACK).toMillis(),
+                    TimeUnit.MILLISECONDS)).isInstanceOf(ExecutionException.class).cause()
+                    .isInstanceOf(LockBackendUnavailableException.class).hasMessageContaining(name)
+                    .hasMessageContaining(LockPaths.SEMAPHORES);
             assertThat(Duration.ofNanos(System.nanoTime() - start)).as("time until inspect failed")
                     .isLessThanOrEqualTo(OPTIONS.timeout().plus(SLACK));
             proxy.restore();
