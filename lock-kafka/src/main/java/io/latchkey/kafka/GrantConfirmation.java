@@ -110,7 +110,9 @@ final class GrantConfirmation {
      * @throws org.apache.kafka.common.errors.WakeupException if the member was woken to leave
      */
     boolean commit(KafkaConsumer<byte[], byte[]> c, String memberId) {
-        GrantMetadata grant = new GrantMetadata(holder, memberId, marksFirst ? token : -1, sessionMs);
+        // a slot's marker follows this commit: its time tells an inspector where to look for the marker
+        GrantMetadata grant = new GrantMetadata(holder, memberId, marksFirst ? token : -1, sessionMs,
+                marksFirst ? -1 : System.currentTimeMillis());
         sentAt = System.nanoTime();
         try {
             try {

@@ -15,7 +15,9 @@ import java.util.Optional;
  * field can pass for another. The member id, not only the client id it begins with, tells an inspector
  * whether the commit belongs to the membership assigned the partition now: a member expelled and back
  * keeps its client id but is given a new member id. A semaphore slot's commit has no token (its marker
- * follows the commit) and writes none.
+ * follows the commit) and writes none; it writes instead the moment the commit was sent, by the holder's
+ * clock ({@code confirmed=<epoch ms>}), before which its marker cannot lie: an inspector finds the marker, and
+ * so the token, from there ({@link KafkaPermitInspection}).
  *
  * <p>Its length: the owner is at most 200 characters and the thread name 100, up to nine times as many once
  * URL-encoded (a character of three UTF-8 bytes), the member id at most 249 characters of group name and
@@ -26,8 +28,10 @@ import java.util.Optional;
  * @param memberId the coordinator's id of the member whose commit confirmed the grant
  * @param token the grant's fencing token, or -1 if not known at the commit
  * @param sessionMs the member's {@code session.timeout.ms}, or -1 if not written
+ * @param confirmedMs when a slot's member sent the commit, epoch milliseconds by its clock, or -1 if not written
+ *     (a lock's commit, or a semaphore's of a Latchkey before this one)
  */
-record GrantMetadata(String holder, String memberId, long token, long sessionMs) {
+record GrantMetadata(String holder, String memberId, long token, long sessionMs, long confirmedMs) {
 
     private static final String MEMBER = "member=";
 
@@ -38,7 +42,8 @@ record GrantMetadata(String holder, String memberId, long token, long sessionMs)
 
     /** The line without the holder text, for a broker whose {@code offset.metadata.max.bytes} refuses the full one. */
     String withoutHolder() {
-        return MEMBER + memberId + (token >= 0 ? " token=" + token : "") + (sessionMs >= 0 ? " session=" + sessionMs : "");
+        return MEMBER + memberId + (token >= 0 ? " token=" + token : "") + (sessionMs >= 0 ? " session=" + sessionMs : "")
+                + (confirmedMs >= 0 ? " confirmed=" + confirmedMs : "");
     }
 
     /**
@@ -57,6 +62,7 @@ record GrantMetadata(String holder, String memberId, long token, long sessionMs)
         String memberId = null;
         long token = -1;
         long session = -1;
+        long confirmed = -1;
         for (String field : text.substring(at).split(" ")) {
             int eq = field.indexOf('=');
             String value = eq < 0 ? "" : field.substring(eq + 1);
@@ -65,6 +71,7 @@ record GrantMetadata(String holder, String memberId, long token, long sessionMs)
                     case "member" -> memberId = value;
                     case "token" -> token = Long.parseLong(value);
                     case "session" -> session = Long.parseLong(value);
+                    case "confirmed" -> confirmed = Long.parseLong(value);
                     default -> {
                         // a field of a later version
                     }
@@ -76,6 +83,6 @@ record GrantMetadata(String holder, String memberId, long token, long sessionMs)
         if (memberId == null || memberId.isEmpty() || token < -1) {
             return Optional.empty();
         }
-        return Optional.of(new GrantMetadata(holder, memberId, token, session));
+        return Optional.of(new GrantMetadata(holder, memberId, token, session, confirmed));
     }
 }

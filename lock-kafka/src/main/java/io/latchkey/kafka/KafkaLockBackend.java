@@ -70,6 +70,7 @@ final class KafkaLockBackend implements SemaphoreBackend {
     private final KafkaTopics topics;
     private final KafkaRecords records;
     private final KafkaInspection inspection;
+    private final KafkaPermitInspection permitInspection;
     private final ForceRelease forceRelease;
     private final HeldLocks heldLocks;
     /** The holder text of this client's grants. */
@@ -109,6 +110,7 @@ final class KafkaLockBackend implements SemaphoreBackend {
         this.topics = new KafkaTopics(admin, options, prefix, bootstrap, replicationFactor, topicCacheSize, errors);
         this.records = new KafkaRecords(this.clientConfig, options, producer, topics, errors);
         this.inspection = new KafkaInspection(admin, options, bootstrap, errors);
+        this.permitInspection = new KafkaPermitInspection(admin, options, bootstrap, errors, records, topics.tokenTopic());
         this.forceRelease = new ForceRelease(admin, options, bootstrap, errors, inspection);
         this.heldLocks = new HeldLocks(admin, options, prefix, bootstrap, errors, records);
         this.holderStamp = new HolderStamp(options);
@@ -287,6 +289,16 @@ final class KafkaLockBackend implements SemaphoreBackend {
     @Override
     public Optional<GrantRecord> inspect(String lockName) throws InterruptedException {
         return inspection.inspect(lockName, topic(lockName));
+    }
+
+    /**
+     * Who holds each slot of semaphore {@code name}: its group's member assigned the slot's partition whose commit
+     * confirmed it, with the holder text and session that commit recorded and the token of its grant marker; see
+     * {@link KafkaPermitInspection}. Creates nothing: a semaphore never used has no topic, and reads as free.
+     */
+    @Override
+    public Map<Integer, GrantRecord> inspectPermits(String name, int permits) throws InterruptedException {
+        return permitInspection.inspect(name, semaphoreTopic(name), permits);
     }
 
     /** Removes every member of the lock's group, its holder's grant read just before; see {@link ForceRelease}. */

@@ -9,27 +9,32 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The records the Kafka backend writes besides the groups' own, and reads back: grant markers (the
  * fencing tokens on the token topic, a holder's anchor on its lock's partition) and slot records,
- * written with the backend's shared producer; slot records read with one consumer of no group, made
- * at the first read and closed here. The backend closes the producer.
+ * written with the backend's shared producer; slot records, and the grant markers of semaphore slots for
+ * inspect, read with one consumer of no group, made at the first read and closed here. The backend closes
+ * the producer.
  *
  * <p>Thread-safe: the producer is, and reads take turns on the one reader.
  */
@@ -78,7 +83,7 @@ final class KafkaRecords {
     long produceMarker(String lockName, String topic, String grantee) throws InterruptedException {
         try {
             ProducerRecord<byte[], byte[]> marker = new ProducerRecord<>(topic, 0, lockName.getBytes(StandardCharsets.UTF_8),
-                    ("granted to " + grantee).getBytes(StandardCharsets.UTF_8));
+                    markerValue(grantee).getBytes(StandardCharsets.UTF_8));
             marker.headers().add(KIND, GRANT);
             return producer.send(marker)
                     .get(2 * options.timeout().toNanos(), TimeUnit.NANOSECONDS).offset();
@@ -92,6 +97,89 @@ final class KafkaRecords {
                     + " marker to kafka topic '" + topic + "' failed: " + KafkaErrors.cause(e) + "; the lock was released,"
                     + " check that the topic's partition has a leader", KafkaErrors.cause(e));
         }
+    }
+
+    /** The value of a grant marker for {@code grantee}. */
+    private static String markerValue(String grantee) {
+        return "granted to " + grantee;
+    }
+
+    /**
+     * Searches {@code partition} for the grant markers of {@code name} that name each of {@code clientIds} (a
+     * semaphore slot member's marker names its client id alone), from the first record stamped at or after
+     * {@code fromMs} up to the partition's end when the search began, or until each was found; read with the
+     * consumer of no group, within {@code bound}. Only reads: the reader creates no topic.
+     *
+     * @return the markers found, and whether the search began at the partition's first offset above 0, so that
+     *     a marker not found may have been removed with older records (retention) rather than not yet written
+     */
+    Markers findMarkers(String name, TopicPartition partition, long fromMs, Set<String> clientIds, Duration bound)
+            throws InterruptedException {
+        Deadline by = Deadline.after(bound);
+        byte[] key = name.getBytes(StandardCharsets.UTF_8);
+        Map<String, String> wanted = new HashMap<>(); // marker value -> client id
+        clientIds.forEach(id -> wanted.put(markerValue(id), id));
+        Map<String, Long> found = new HashMap<>();
+        try {
+            synchronized (readerLock) {
+                KafkaConsumer<byte[], byte[]> r = reader();
+                r.assign(List.of(partition));
+                try {
+                    OffsetAndTimestamp first = r.offsetsForTimes(Map.of(partition, fromMs), by.remaining()).get(partition);
+                    if (first == null) {
+                        return new Markers(Map.of(), false); // nothing stamped since: no marker yet
+                    }
+                    long begin = r.beginningOffsets(List.of(partition), by.remaining()).get(partition);
+                    long end = r.endOffsets(List.of(partition), by.remaining()).get(partition);
+                    r.seek(partition, first.offset());
+                    while (found.size() < wanted.size() && r.position(partition, by.remaining()) < end) {
+                        if (by.hasPassed()) {
+                            throw new org.apache.kafka.common.errors.TimeoutException("reading offsets " + first.offset()
+                                    + " to " + end);
+                        }
+                        for (ConsumerRecord<byte[], byte[]> rec : r.poll(Duration.ofMillis(Math.max(1, Math.min(100,
+                                by.remainingMillis()))))) {
+                            String id = rec.offset() < end && isGrant(rec) && Arrays.equals(rec.key(), key) && rec.value() != null
+                                    ? wanted.get(new String(rec.value(), StandardCharsets.UTF_8)) : null;
+                            if (id != null) {
+                                found.putIfAbsent(id, rec.offset());
+                            }
+                        }
+                        if (Thread.interrupted()) {
+                            throw new InterruptedException();
+                        }
+                    }
+                    return new Markers(found, first.offset() == begin && begin > 0);
+                } finally {
+                    r.unsubscribe();
+                }
+            }
+        } catch (KafkaException e) {
+            LockException refused = errors.authorizationFailure(name, "READ topic '" + partition.topic() + "' (the grant"
+                    + " markers)", e);
+            if (refused != null) {
+                throw refused;
+            }
+            throw new LockBackendUnavailableException(name, "reading the grant markers of semaphore '" + name
+                    + "' from kafka topic '" + partition.topic() + "' failed within " + Durations.format(bound) + ": " + e
+                    + "; check that the partition has a leader", e);
+        }
+    }
+
+    /** Whether {@code r} is a grant marker: a marker without the kind header is one too. */
+    private static boolean isGrant(ConsumerRecord<byte[], byte[]> r) {
+        Header kind = r.headers().lastHeader(KIND);
+        return kind == null || Arrays.equals(kind.value(), GRANT);
+    }
+
+    /**
+     * What {@link #findMarkers} found.
+     *
+     * @param offsets the offset of each client id's marker found, by client id
+     * @param olderRemoved whether the search began at the partition's first offset above 0: records before it
+     *     were removed, a marker not found perhaps among them
+     */
+    record Markers(Map<String, Long> offsets, boolean olderRemoved) {
     }
 
     /**
@@ -179,6 +267,7 @@ final class KafkaRecords {
             c.put("client.id", "latchkey-reader-" + KafkaLockBackend.MEMBERS.incrementAndGet());
             c.put("enable.auto.commit", false);
             c.put("isolation.level", "read_uncommitted");
+            c.put("allow.auto.create.topics", false); // a read never creates a topic
             c.put("default.api.timeout.ms", KafkaLockBackend.millis(options.timeout()));
             c.put("request.timeout.ms", KafkaLockBackend.millis(options.timeout()));
             c.put("key.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");
