@@ -42,7 +42,8 @@ record GrantMetadata(String holder, String memberId, long token, long sessionMs,
 
     /** The line without the holder text, for a broker whose {@code offset.metadata.max.bytes} refuses the full one. */
     String withoutHolder() {
-        return MEMBER + memberId + (token >= 0 ? " token=" + token : "") + (sessionMs >= 0 ? " session=" + sessionMs : "")
+        return MEMBER + memberId + (token >= 0 ? " token=" + token : "")
+                + (sessionMs >= 0 ? " session=" + sessionMs : "")
                 + (confirmedMs >= 0 ? " confirmed=" + confirmedMs : "");
     }
 

@@ -110,7 +110,8 @@ final class KafkaLockBackend implements SemaphoreBackend {
         this.topics = new KafkaTopics(admin, options, prefix, bootstrap, replicationFactor, topicCacheSize, errors);
         this.records = new KafkaRecords(this.clientConfig, options, producer, topics, errors);
         this.inspection = new KafkaInspection(admin, options, bootstrap, errors);
-        this.permitInspection = new KafkaPermitInspection(admin, options, bootstrap, errors, records, topics.tokenTopic());
+        this.permitInspection = new KafkaPermitInspection(admin, options, bootstrap, errors, records,
+                topics.tokenTopic());
         this.forceRelease = new ForceRelease(admin, options, bootstrap, errors, inspection);
         this.heldLocks = new HeldLocks(admin, options, prefix, bootstrap, errors, records);
         this.holderStamp = new HolderStamp(options);

@@ -103,8 +103,8 @@ final class KafkaPermitInspection {
             }
         }
         KafkaRecords.Markers markers = clientIds.isEmpty() ? new KafkaRecords.Markers(Map.of(), false)
-                : records.findMarkers(name, new TopicPartition(tokenTopic, 0), fromMs - CLOCK_SLACK.toMillis(), clientIds,
-                        options.timeout());
+                : records.findMarkers(name, new TopicPartition(tokenTopic, 0), fromMs - CLOCK_SLACK.toMillis(),
+                        clientIds, options.timeout());
         Map<Integer, GrantRecord> slots = new TreeMap<>();
         held.forEach((slot, s) -> {
             Long token = s.searchFromMs() >= 0 ? markers.offsets().get(s.clientId()) : null;
@@ -126,7 +126,8 @@ final class KafkaPermitInspection {
         for (int slot = 0; slot < permits; slot++) {
             String group = TopicNames.slotGroup(topic, slot);
             groups.add(group);
-            specs.put(group, new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(new TopicPartition(topic, slot))));
+            specs.put(group, new ListConsumerGroupOffsetsSpec()
+                    .topicPartitions(List.of(new TopicPartition(topic, slot))));
         }
         KafkaFuture<TopicDescription> described = admin.describeTopics(List.of(topic),
                 new DescribeTopicsOptions().timeoutMs(timeoutMs)).topicNameValues().get(topic);
@@ -180,9 +181,11 @@ final class KafkaPermitInspection {
      * A held slot as its group and commit show it: the member's client id, which its marker names, and when
      * to search for the marker from (the commit's time, else the request's), or -1 if neither is known.
      */
-    private static Slot slot(ConsumerGroupDescription description, OffsetAndMetadata commit, KafkaInspection.Held held) {
+    private static Slot slot(ConsumerGroupDescription description, OffsetAndMetadata commit,
+            KafkaInspection.Held held) {
         String clientId = held.memberId() == null ? null : description.members().stream()
-                .filter(m -> m.consumerId().equals(held.memberId())).map(MemberDescription::clientId).findFirst().orElse(null);
+                .filter(m -> m.consumerId().equals(held.memberId())).map(MemberDescription::clientId)
+                .findFirst().orElse(null);
         long fromMs = -1;
         if (clientId != null) {
             GrantMetadata grant = GrantMetadata.parse(commit.metadata()).orElseThrow();
@@ -216,7 +219,7 @@ final class KafkaPermitInspection {
         return new LockBackendUnavailableException(name, "inspecting semaphore '" + name + "': kafka at " + bootstrap
                 + (paused != null ? " gave up: " + paused + "; " + e
                         : " did not describe topic '" + topic + "' and its slots' consumer groups within "
-                                + Durations.format(options.timeout()) + " (" + e + "); check that the brokers run and are"
-                                + " reachable"), e);
+                                + Durations.format(options.timeout()) + " (" + e + "); check that the brokers"
+                                + " run and are reachable"), e);
     }
 }

@@ -125,7 +125,8 @@ final class KafkaRecords {
                 KafkaConsumer<byte[], byte[]> r = reader();
                 r.assign(List.of(partition));
                 try {
-                    OffsetAndTimestamp first = r.offsetsForTimes(Map.of(partition, fromMs), by.remaining()).get(partition);
+                    OffsetAndTimestamp first = r.offsetsForTimes(Map.of(partition, fromMs), by.remaining())
+                            .get(partition);
                     if (first == null) {
                         return new Markers(Map.of(), false); // nothing stamped since: no marker yet
                     }
@@ -134,13 +135,14 @@ final class KafkaRecords {
                     r.seek(partition, first.offset());
                     while (found.size() < wanted.size() && r.position(partition, by.remaining()) < end) {
                         if (by.hasPassed()) {
-                            throw new org.apache.kafka.common.errors.TimeoutException("reading offsets " + first.offset()
-                                    + " to " + end);
+                            throw new org.apache.kafka.common.errors.TimeoutException("reading offsets "
+                                    + first.offset() + " to " + end);
                         }
                         for (ConsumerRecord<byte[], byte[]> rec : r.poll(Duration.ofMillis(Math.max(1, Math.min(100,
                                 by.remainingMillis()))))) {
-                            String id = rec.offset() < end && isGrant(rec) && Arrays.equals(rec.key(), key) && rec.value() != null
-                                    ? wanted.get(new String(rec.value(), StandardCharsets.UTF_8)) : null;
+                            String id = rec.offset() < end && isGrant(rec) && Arrays.equals(rec.key(), key)
+                                    && rec.value() != null ? wanted.get(new String(rec.value(), StandardCharsets.UTF_8))
+                                    : null;
                             if (id != null) {
                                 found.putIfAbsent(id, rec.offset());
                             }
@@ -155,14 +157,14 @@ final class KafkaRecords {
                 }
             }
         } catch (KafkaException e) {
-            LockException refused = errors.authorizationFailure(name, "READ topic '" + partition.topic() + "' (the grant"
-                    + " markers)", e);
+            LockException refused = errors.authorizationFailure(name, "READ topic '" + partition.topic()
+                    + "' (the grant markers)", e);
             if (refused != null) {
                 throw refused;
             }
             throw new LockBackendUnavailableException(name, "reading the grant markers of semaphore '" + name
-                    + "' from kafka topic '" + partition.topic() + "' failed within " + Durations.format(bound) + ": " + e
-                    + "; check that the partition has a leader", e);
+                    + "' from kafka topic '" + partition.topic() + "' failed within " + Durations.format(bound)
+                    + ": " + e + "; check that the partition has a leader", e);
         }
     }
 

@@ -149,7 +149,10 @@ final class KafkaTopics {
         return knownTopics.size();
     }
 
-    /** The refusal of {@code permits} for semaphore {@code name}, whose topic has {@code partitions}: acquire's and inspect's. */
+    /**
+     * The refusal of {@code permits} for semaphore {@code name}, whose topic has {@code partitions}: acquire's
+     * and inspect's.
+     */
     static IllegalArgumentException permitsMismatch(String name, String topic, int partitions, int permits) {
         return new IllegalArgumentException("semaphore '" + name + "' is in use with " + partitions + " permits (kafka"
                 + " topic '" + topic + "' has " + partitions + " partitions), and this call asked for " + permits

@@ -218,8 +218,31 @@
  *       follows; tokens grow per slot, and per name too. Unlike a lock's member, a slot's appends its
  *       marker after its confirming commit, once its acquire kept it: every slot's member of an acquire
  *       may be granted at once, and a marker each would cost requests for nothing. A slot's commit
- *       records the holder without a token; semaphores are not inspected. {@code handover=rejoin} applies to locks
- *       only.</li>
+ *       records the holder without a token, and instead the moment it was sent by the holder's clock
+ *       ({@code confirmed=<epoch ms>}), from which inspect finds the marker. {@code handover=rejoin} applies to
+ *       locks only.</li>
+ *   <li><b>Who holds each slot</b> ({@code DistributedSemaphore.inspect}, {@code KafkaPermitInspection}). The
+ *       holder is written where a lock's is: the metadata of the offset commit that confirms the slot's grant, in
+ *       the slot's group, with the {@code Holder} text stamped on the acquiring thread, the member id and the
+ *       session; no request of its own ({@code KafkaCostTest.knownSemaphoreCostsNoAdminRequest} keeps its
+ *       numbers). Inspect sends a DESCRIBE of the semaphore's topic, a DESCRIBE of every slot's group and a fetch
+ *       of their commits at once, with the shared admin client, bounded by the timeout; a topic that does not
+ *       exist is a semaphore nobody used, all slots free, and a topic with another number of partitions than
+ *       asked is the acquire's {@link IllegalArgumentException}. A slot is held as a lock is, by the member
+ *       assigned its partition whose commit names its member id. <b>Token:</b> the offset of that member's grant
+ *       marker, exactly the lease's {@code fencingToken()}: one read of the token topic with the slot reader,
+ *       bounded by the timeout, from the first record stamped a minute before the earliest commit of the slots
+ *       held (the marker follows its commit by the holder's clock; the minute covers a step of that clock, and a
+ *       broker's own clock if the topic is set to stamp records on append) to the marker with the semaphore's
+ *       name as key and the member's client id, unique to its acquire, as value; so the read costs the markers
+ *       of all names appended since, a few while the slot was granted recently. A member whose marker is not
+ *       there yet was granted but not kept yet by its acquire (which may let it go), and its slot reads as free,
+ *       as a lock's member assigned but not confirmed does. A marker gone with the token topic's retention (a
+ *       permit held past it, 7 days by default) leaves the slot held with an unknown token, as does a commit of
+ *       an older Latchkey. <b>Time left</b>: the holder's session timeout from its commit, an upper bound as for
+ *       a lock. <b>Since</b>: none of the broker's; the moment of the request the holder text carries
+ *       ({@code HOLDER_AT_REQUEST}). <b>Waiters</b> are not counted per slot: a semaphore's waiters wait for every
+ *       slot ({@code KafkaSemaphoreTest}).</li>
  * </ul>
  *
  * <p>Scheduled jobs: the {@code atLeast} bound of a request is kept by the holder's client, which stays

@@ -3,9 +3,11 @@ package io.latchkey.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.latchkey.Holder;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
+import io.latchkey.LockState;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.testkit.CrashFailover;
 import io.latchkey.testkit.fault.OptionsUri;
@@ -19,6 +21,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Tag;
@@ -145,6 +148,45 @@ class KafkaSemaphoreTest {
         try (SemaphoreLease again = other.semaphore(name, 2).tryAcquire(WAIT).orElseThrow()) {
             assertThat(again.permits()).isEqualTo(2);
         }
+    }
+
+    @Test
+    @Tag("inspection")
+    @DisplayName("a permit's holder text is the metadata of its slot group's confirming commit, with the member id"
+            + " and the commit's time but no token; inspect reads it back with the token of the grant marker; another"
+            + " number of permits is refused; a semaphore nobody used reads as free and gets no topic")
+    void inspectReadsTheHolderFromTheSlotsCommit() throws Exception {
+        String name = name("inspect");
+        String topic = TopicNames.semaphoreTopic(PREFIX, name);
+        LockClient observer = client();
+        assertThat(observer.semaphore(name, 2).inspect()).as("before any grant")
+                .containsExactly(LockState.free(name), LockState.free(name));
+        assertThat(admin().listTopics().names().get(30, TimeUnit.SECONDS)).as("topics after the read")
+                .doesNotContain(topic);
+
+        long before = System.currentTimeMillis();
+        SemaphoreLease permit = BROKER.track(client(OPTIONS.toBuilder().owner("slot-holder").build()).semaphore(name, 2)
+                .tryAcquire(WAIT).orElseThrow());
+        TopicPartition partition = new TopicPartition(topic, permit.slot());
+        String metadata = admin().listConsumerGroupOffsets(TopicNames.slotGroup(topic, permit.slot()))
+                .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS).get(partition).metadata();
+        LockState slot = observer.semaphore(name, 2).inspect().get(permit.slot());
+
+        Holder holder = slot.holder().orElseThrow(() -> new AssertionError("no holder in slot " + permit.slot()
+                + ": " + slot));
+        assertThat(holder.owner()).isEqualTo("slot-holder");
+        assertThat(holder.thread()).isEqualTo(Thread.currentThread().getName());
+        assertThat(metadata).as("the raw metadata of the slot's confirming commit").startsWith(holder + " ")
+                .contains(" member=latchkey-" + TopicNames.slotGroup(topic, permit.slot()) + "-")
+                .doesNotContain(" token=");
+        assertThat(GrantMetadata.parse(metadata).orElseThrow().confirmedMs()).as("when the commit was sent, ms")
+                .isBetween(before, System.currentTimeMillis());
+        assertThat(slot.token()).as("the token of the slot's grant marker").hasValue(permit.fencingToken());
+        assertThat(slot.expiresIn()).as("the holder's session").hasValueSatisfying(d -> assertThat(d)
+                .isPositive().isLessThan(OPTIONS.lease()));
+        assertThatThrownBy(() -> client().semaphore(name, 3).inspect()).as("another number of permits")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(name)
+                .hasMessageFindingMatch("\\b2 permits\\b").hasMessageFindingMatch("\\b3\\b");
     }
 
     @Test
