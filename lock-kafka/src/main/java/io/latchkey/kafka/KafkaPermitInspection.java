@@ -45,7 +45,7 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
  * partition whose commit ({@link GrantMetadata}) names its member id. That commit carries the holder text and
  * the session, but no token: a slot's member appends its grant marker to the token topic after the commit,
  * once its acquire kept it among the slots it won. So, second, the markers of the slots held are searched for
- * in the token topic, with one read bounded by the timeout: from the first record stamped a minute before the
+ * in the token topic, with one read bounded by what is left of the same timeout: from the first record stamped a minute before the
  * earliest of their commits (the commit's {@code confirmed=} time; the marker follows it by the holder's
  * clock, and the minute covers a step of that clock and a broker's that stamps the records itself), for the
  * marker whose key is the semaphore's name and whose value names the member's client id, unique to one
@@ -88,12 +88,14 @@ final class KafkaPermitInspection {
      * by slot; empty if none is held or the semaphore's topic does not exist.
      *
      * @throws IllegalArgumentException if the topic has another number of partitions than {@code permits}
-     * @throws LockBackendUnavailableException if the brokers did not answer within the timeout, once for the
-     *     groups and once for the markers
+     * @throws LockBackendUnavailableException if the brokers did not answer within the timeout, the groups'
+     *     reads and the markers' sharing it
      * @throws LockException if the client may not describe the topic or groups, or read their offsets or the markers
      */
     Map<Integer, GrantRecord> inspect(String name, String topic, int permits) throws InterruptedException {
-        Map<Integer, Slot> held = readSlots(name, topic, permits);
+        Deadline start = Deadline.after(Duration.ZERO);
+        Deadline by = Deadline.after(options.timeout());
+        Map<Integer, Slot> held = readSlots(name, topic, permits, start, by);
         Set<String> clientIds = new HashSet<>();
         long fromMs = Long.MAX_VALUE;
         for (Slot s : held.values()) {
@@ -104,7 +106,7 @@ final class KafkaPermitInspection {
         }
         KafkaRecords.Markers markers = clientIds.isEmpty() ? new KafkaRecords.Markers(Map.of(), false)
                 : records.findMarkers(name, new TopicPartition(tokenTopic, 0), fromMs - CLOCK_SLACK.toMillis(),
-                        clientIds, options.timeout());
+                        clientIds, by.remaining());
         Map<Integer, GrantRecord> slots = new TreeMap<>();
         held.forEach((slot, s) -> {
             Long token = s.searchFromMs() >= 0 ? markers.offsets().get(s.clientId()) : null;
@@ -117,9 +119,8 @@ final class KafkaPermitInspection {
     }
 
     /** The slots whose group's member assigned the slot's partition confirmed it with its commit, by slot. */
-    private Map<Integer, Slot> readSlots(String name, String topic, int permits) throws InterruptedException {
-        Deadline start = Deadline.after(Duration.ZERO);
-        Deadline by = Deadline.after(options.timeout());
+    private Map<Integer, Slot> readSlots(String name, String topic, int permits, Deadline start, Deadline by)
+            throws InterruptedException {
         int timeoutMs = KafkaLockBackend.millis(options.timeout());
         List<String> groups = new ArrayList<>();
         Map<String, ListConsumerGroupOffsetsSpec> specs = new HashMap<>();
