@@ -136,13 +136,14 @@ class RedisOperationCountTest {
 
             assertThat(scriptCalls(grew)).as("script calls for %s lock+unlock cycles: %s", CYCLES, grew)
                     .isEqualTo(2L * CYCLES);
-            // Inside the scripts, per cycle: the grant's exists, incr, hset, pexpire, zrem (it leaves the waiter
-            // queue it never joined) and pttl; the release's hexists, del, exists (of the queue) and publish
-            // (Redisson's unlock message). commandstats counts them too; a command the client sent on its own,
-            // such as a separate PTTL to confirm the grant, would raise one of these counts or add a name.
+            // Inside the scripts, per cycle: the grant's exists, incr, time (latchkey:since), hset, pexpire, zrem
+            // (it leaves the waiter queue it never joined) and pttl; the release's hexists, del, exists (of the
+            // queue) and publish (Redisson's unlock message). commandstats counts them too; a command the client
+            // sent on its own, such as a separate PTTL to confirm the grant, would raise one of these counts or add
+            // a name.
             Map<String, Long> expected = new HashMap<>();
-            for (String inside : List.of("exists", "exists", "incr", "hset", "pexpire", "zrem", "pttl", "hexists", "del",
-                    "publish")) {
+            for (String inside : List.of("exists", "exists", "incr", "time", "hset", "pexpire", "zrem", "pttl",
+                    "hexists", "del", "publish")) {
                 expected.merge(inside, (long) CYCLES, Long::sum);
             }
             expected.put("evalsha", 2L * CYCLES);
