@@ -337,6 +337,7 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
         String tag = semaphoreTag(prefix, name);
         String key = semaphoreKey(tag);
         long owner = OWNERS.decrementAndGet();
+        String holder = stamp.forCurrentThread();
         Contention semaphore = new Contention("a permit of semaphore '" + name + "'", name, whereSemaphore(name),
                 semaphoreWaitersKey(tag), semaphoreWakeChannel(tag)) {
             @Override
@@ -344,7 +345,7 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
                 // With replicas Redisson follows the script with WAIT (checkLockSyncedSlaves), as for a lock.
                 return commands.syncedEvalNoRetry(key, LongCodec.INSTANCE, RedisCommands.EVAL_LONG_LIST, PERMIT_GRANT,
                         List.of(key, semaphoreTokenKey(tag), semaphoreWaitersKey(tag)), leaseMillis, field, queueFor,
-                        timeout.toMillis(), permits, PERMIT_KEY_HEAD, permitKeyTail(tag));
+                        timeout.toMillis(), permits, PERMIT_KEY_HEAD, permitKeyTail(tag), holder);
             }
 
             @Override

@@ -167,16 +167,27 @@ final class RedisScripts {
     }
 
     /**
+     * Lua: defines {@code holds(v)}, whether the value {@code v} of a slot key (or {@code false}, no key) is
+     * the grant of the owner ARGV[1]: the owner alone, as an older Latchkey wrote it, or the owner, a space and
+     * the rest of the grant ({@link #PERMIT_GRANT}); an owner field holds no space, so no owner is a prefix of
+     * another's grant.
+     */
+    private static final String HOLDS = "local function holds(v) return v == ARGV[1] "
+            + "or (v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ') end; ";
+
+    /**
      * One attempt at a permit. KEYS: the semaphore's hash, its token counter, its waiter queue; ARGV: the
      * lease in ms, the owner, how long to stay queued in ms (as {@link #GRANT}), the timeout in ms, the
      * number of permits, the head and the tail of the slot keys (slot {@code k} is head..k..tail, in the
-     * hash slot of the declared keys). If the hash records another number of permits while a slot of
-     * that number is held, returns {-2, that number, -1} and touches nothing. Else takes the lowest free
-     * slot: increments the counter, sets the slot key to the owner with the lease as its time to live,
-     * records the number of permits in the hash and lets it live at least as long as the slot, leaves the
-     * queue, and returns {token, PTTL of the slot key, slot}. With no slot free, returns {-1, the
-     * shortest PTTL of the held slots, -1} and queues the owner exactly as {@link #GRANT} does. The slot
-     * keys are only read before the one written, so a refusal by a cluster node leaves nothing half done.
+     * hash slot of the declared keys), the holder text. If the hash records another number of permits while
+     * a slot of that number is held, returns {-2, that number, -1} and touches nothing. Else takes the
+     * lowest free slot: increments the counter, sets the slot key to the grant with the lease as its time to
+     * live, records the number of permits in the hash and lets it live at least as long as the slot, leaves
+     * the queue, and returns {token, PTTL of the slot key, slot}. The grant, the slot key's value, is the
+     * owner, the token, the server's {@code TIME} in ms and the holder text, a space apart: one SET, as
+     * before, for an inspector to read back. With no slot free, returns {-1, the shortest PTTL of
+     * the held slots, -1} and queues the owner exactly as {@link #GRANT} does. The slot keys are only read
+     * before the one written, so a refusal by a cluster node leaves nothing half done.
      */
     static final String PERMIT_GRANT = EFFECTS
             + "local n = tonumber(ARGV[5]); "
@@ -190,7 +201,9 @@ final class RedisScripts {
             + "local ttl = redis.call('pttl', slot); "
             + "if ttl == -2 then "
             + "local token = redis.call('incr', KEYS[2]); "
-            + "redis.call('set', slot, ARGV[2], 'px', ARGV[1]); "
+            + "local now = redis.call('time'); "
+            + "redis.call('set', slot, ARGV[2] .. ' ' .. string.format('%d', token) .. ' ' "
+            + ".. string.format('%d', now[1] * 1000 + math.floor(now[2] / 1000)) .. ' ' .. ARGV[8], 'px', ARGV[1]); "
             + "if known ~= n then redis.call('hset', KEYS[1], 'permits', n) end; "
             + "if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then redis.call('pexpire', KEYS[1], ARGV[1]) end; "
             + "if ARGV[3] ~= '-1' then redis.call('zrem', KEYS[3], ARGV[2]) end; "
@@ -210,16 +223,16 @@ final class RedisScripts {
      * The release of a permit. KEYS: the semaphore's hash, its waiter queue, its wake channel; ARGV: the
      * owner, its slot ({@code -1}: whichever slot holds the owner, for an attempt whose answer was lost),
      * the head and tail of the slot keys, the number of permits (if the hash is gone). If the slot key
-     * holds the owner, deletes it, deletes the hash once no slot is held, and wakes the first live waiter
-     * as {@link #RELEASE} does; returns 1. Else returns 0 and touches nothing.
+     * holds the owner's grant ({@link #HOLDS}), deletes it, deletes the hash once no slot is held, and wakes
+     * the first live waiter as {@link #RELEASE} does; returns 1. Else returns 0 and touches nothing.
      */
-    static final String PERMIT_RELEASE = EFFECTS
+    static final String PERMIT_RELEASE = EFFECTS + HOLDS
             + "local n = tonumber(redis.call('hget', KEYS[1], 'permits')) or tonumber(ARGV[5]); "
             + "local mine = nil; "
             + "if ARGV[2] ~= '-1' then "
-            + "local s = ARGV[3] .. ARGV[2] .. ARGV[4]; if redis.call('get', s) == ARGV[1] then mine = s end "
+            + "local s = ARGV[3] .. ARGV[2] .. ARGV[4]; if holds(redis.call('get', s)) then mine = s end "
             + "else for k = 0, n - 1 do "
-            + "local s = ARGV[3] .. k .. ARGV[4]; if redis.call('get', s) == ARGV[1] then mine = s; break end end end; "
+            + "local s = ARGV[3] .. k .. ARGV[4]; if holds(redis.call('get', s)) then mine = s; break end end end; "
             + "if not mine then return 0 end; "
             + "redis.call('del', mine); "
             + slots("n", 3, 4)
@@ -232,11 +245,11 @@ final class RedisScripts {
 
     /**
      * The renewal and confirmation of a permit, as {@link #CHECK}. KEYS: the slot key, the semaphore's
-     * hash; ARGV: the owner, the lease in ms, the number of permits. If the slot key holds the owner,
+     * hash; ARGV: the owner, the lease in ms, the number of permits. If the slot key holds the owner's grant,
      * extends it to the lease, lets the hash live at least as long (recording the number of permits
      * again if the hash was lost) and returns the slot key's PTTL; else -3.
      */
-    static final String PERMIT_CHECK = "if redis.call('get', KEYS[1]) ~= ARGV[1] then return -3 end; "
+    static final String PERMIT_CHECK = HOLDS + "if not holds(redis.call('get', KEYS[1])) then return -3 end; "
             + "redis.call('pexpire', KEYS[1], ARGV[2]); "
             + "local ttl = redis.call('pttl', KEYS[2]); "
             + "if ttl < tonumber(ARGV[2]) then "

@@ -174,13 +174,14 @@ class RedisOperationCountTest {
             assertThat(scriptCalls(grew)).as("script calls for %s acquire+release cycles: %s", CYCLES, grew)
                     .isEqualTo(2L * CYCLES);
             // Inside the scripts, per cycle: the grant's hget (the number of permits: none, the last release
-            // deleted it), pttl of slot 0 (free), incr, set of the slot with its lease, hset of the number,
-            // pttl and pexpire of the semaphore's hash, zrem (the queue it never joined) and pttl of the slot;
-            // the release's hget, get (the slot's owner), del of the slot, one exists of all three slots, del
-            // of the hash (no slot held) and exists of the queue (none: no publish).
+            // deleted it), pttl of slot 0 (free), incr, time (the grant's moment, written with it), set of the
+            // slot with its grant and lease, hset of the number, pttl and pexpire of the semaphore's hash, zrem
+            // (the queue it never joined) and pttl of the slot; the release's hget, get (the slot's owner), del
+            // of the slot, one exists of all three slots, del of the hash (no slot held) and exists of the queue
+            // (none: no publish).
             Map<String, Long> expected = new HashMap<>();
-            for (String inside : List.of("hget", "pttl", "incr", "set", "hset", "pttl", "pexpire", "zrem", "pttl",
-                    "hget", "get", "del", "exists", "del", "exists")) {
+            for (String inside : List.of("hget", "pttl", "incr", "time", "set", "hset", "pttl", "pexpire", "zrem",
+                    "pttl", "hget", "get", "del", "exists", "del", "exists")) {
                 expected.merge(inside, (long) CYCLES, Long::sum);
             }
             expected.put("evalsha", 2L * CYCLES);
