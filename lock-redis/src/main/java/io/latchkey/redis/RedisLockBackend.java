@@ -36,6 +36,7 @@ import io.latchkey.spi.ReadWriteBackend;
 import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -73,8 +74,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Semaphores ({@link SemaphoreBackend}) go through the same acquire loop, cluster retries, renewal
  * scheduler and error translation, with scripts of their own ({@link RedisScripts#PERMIT_GRANT},
- * {@link RedisScripts#PERMIT_RELEASE}, {@link RedisScripts#PERMIT_CHECK}) over one expiring key per slot;
- * see the package documentation.
+ * {@link RedisScripts#PERMIT_RELEASE}, {@link RedisScripts#PERMIT_CHECK}) over one expiring key per slot,
+ * read by {@link RedisPermitInspection}; see the package documentation.
  */
 final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
 
@@ -358,9 +359,7 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
                 if (reply.get(0) != MISMATCH) {
                     return null;
                 }
-                return new IllegalArgumentException("semaphore '" + name + "' (" + describeSemaphore(name) + ") has "
-                        + reply.get(1) + " permits on the server, and this call asked for " + permits
-                        + ": every holder of a semaphore must use the same number of permits");
+                return permitsMismatch(name, reply.get(1), permits);
             }
         };
         Granted granted = contender.contend(semaphore, field(owner), deadline);
@@ -375,6 +374,22 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
         permit.start();
         log.debug("semaphore '{}' ({}) permit {} acquired with token {}", name, describeSemaphore(name), slot, token);
         return permit;
+    }
+
+    /**
+     * {@link RedisPermitInspection#read}: one read-only script over the semaphore's hash and its slot keys,
+     * the holder, token and grant time each held slot's grant wrote, and the slot key's PTTL.
+     */
+    @Override
+    public Map<Integer, GrantRecord> inspectPermits(String name, int permits) throws InterruptedException {
+        return new RedisPermitInspection(this, name, semaphoreTag(prefix, name)).read(permits);
+    }
+
+    /** The refusal when the server knows semaphore {@code name} with {@code known} permits, not {@code permits}. */
+    IllegalArgumentException permitsMismatch(String name, long known, int permits) {
+        return new IllegalArgumentException("semaphore '" + name + "' (" + describeSemaphore(name) + ") has " + known
+                + " permits on the server, and this call asked for " + permits
+                + ": every holder of a semaphore must use the same number of permits");
     }
 
     /** The answer of {@link RedisScripts#PERMIT_GRANT} when the semaphore is in use with another number of permits. */
@@ -404,6 +419,17 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
 
     /** {@code f}'s answer within the timeout, or the error of this backend for {@code name} at {@code where}. */
     <T> T await(CompletableFuture<T> f, String name, String subject, String where, String what) {
+        try {
+            return awaitInterruptibly(f, name, subject, where, what);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockException(name, "interrupted " + what + " (" + where + ")", e);
+        }
+    }
+
+    /** As {@link #await}, for a caller that may throw {@link InterruptedException} itself. */
+    <T> T awaitInterruptibly(CompletableFuture<T> f, String name, String subject, String where, String what)
+            throws InterruptedException {
         long start = System.nanoTime();
         try {
             return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
@@ -413,9 +439,6 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
         } catch (TimeoutException e) {
             throw orPaused(didNotAnswer(name, where, what, timeout, e), name, subject, where, what, start,
                     timeout.toNanos());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new LockException(name, "interrupted " + what + " (" + where + ")", e);
         }
     }
 }

@@ -185,7 +185,7 @@ final class RedisScripts {
      * live, records the number of permits in the hash and lets it live at least as long as the slot, leaves
      * the queue, and returns {token, PTTL of the slot key, slot}. The grant, the slot key's value, is the
      * owner, the token, the server's {@code TIME} in ms and the holder text, a space apart: one SET, as
-     * before, for an inspector to read back. With no slot free, returns {-1, the shortest PTTL of
+     * before, that {@link #PERMIT_INSPECT} reads back. With no slot free, returns {-1, the shortest PTTL of
      * the held slots, -1} and queues the owner exactly as {@link #GRANT} does. The slot keys are only read
      * before the one written, so a refusal by a cluster node leaves nothing half done.
      */
@@ -256,4 +256,25 @@ final class RedisScripts {
             + "if ttl == -2 then redis.call('hset', KEYS[2], 'permits', ARGV[3]) end; "
             + "redis.call('pexpire', KEYS[2], ARGV[2]) end; "
             + "return redis.call('pttl', KEYS[1])";
+
+    /**
+     * Inspection of a semaphore's slots, read-only. KEYS: the semaphore's hash; ARGV: the number of permits
+     * asked for, the head and the tail of the slot keys. If the hash records another number of permits while
+     * a slot of that number is held, returns {-2, that number}, as {@link #PERMIT_GRANT} refuses. Else returns
+     * {0} followed, for each held slot {@code k} below the number asked for, by {k, PTTL, the slot key's value}
+     * (the grant {@link #PERMIT_GRANT} wrote, or the owner alone from an older Latchkey). It writes nothing,
+     * so a semaphore nobody used stays without keys.
+     */
+    static final String PERMIT_INSPECT = "local n = tonumber(ARGV[1]); "
+            + "local known = tonumber(redis.call('hget', KEYS[1], 'permits')); "
+            + "if known and known ~= n then "
+            + slots("known", 2, 3)
+            + "if redis.call('exists', unpack(slots)) > 0 then return {-2, known} end end; "
+            + "local held = {0}; "
+            + "for k = 0, n - 1 do "
+            + "local slot = ARGV[2] .. k .. ARGV[3]; "
+            + "local ttl = redis.call('pttl', slot); "
+            + "if ttl ~= -2 then local v = redis.call('get', slot); "
+            + "if v then held[#held + 1] = k; held[#held + 1] = ttl; held[#held + 1] = v end end end; "
+            + "return held";
 }

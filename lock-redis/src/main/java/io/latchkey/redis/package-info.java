@@ -86,7 +86,7 @@
  * keys that all carry the hash tag {@code {<namespace>:n}} (when that holds a brace:
  * {@code {<16 hex digits of its SHA-256>}<namespace>:n}), on a single server as on a cluster, so that its
  * scripts run in one hash slot: slot {@code k} is the key {@code latchkey_semaphore_slot:<k>:<tag>}, holding
- * its holder's owner id with the {@code lease} as its time to live, renewed and checked exactly as a lock
+ * its grant with the {@code lease} as its time to live, renewed and checked exactly as a lock
  * key (one script every {@code (lease - safetyMargin) / 3}, from the same scheduler thread); the hash
  * {@code latchkey_semaphore:<tag>} holds the number of permits and lives at least as long as every slot; the
  * counter {@code latchkey_semaphore_token:<tag>} gives the tokens; the waiters queue in
@@ -113,6 +113,22 @@
  * rather than waiting; a grant reads the slot keys before it writes one, so a grant refused so holds
  * nothing, and a release refused so expires within the lease. Loss, failover, restarts and the bounds of each call are
  * those of a lock, described below, with "the key" read as "the slot key".
+ *
+ * <p>A slot key's value, its grant, is written by the one {@code SET} of the grant script, in the same call
+ * that grants (no round trip of its own): the holder's owner id, the token, the grant's moment by the
+ * server's {@code TIME} (ms) and the holder's identity (the text of {@link io.latchkey.Holder}), a space
+ * apart; an owner id holds no space and the identity comes last. The release and the check take the slot as
+ * their owner's when its value is the owner id alone, as older versions wrote it, or begins with it and a
+ * space, so a semaphore held through an older Latchkey and through this one at once keeps working.
+ * {@link io.latchkey.DistributedSemaphore#inspect()} is one read-only script over the semaphore's hash and
+ * its slot keys (all in its hash slot, so one script on a cluster too), sent as a plain {@code EVAL} to the
+ * primary as a lock's {@code inspect} is and bounded by {@code timeout}: it refuses another number of
+ * permits while a slot of the recorded number is held, as the grant does, and for each held slot gives the
+ * holder and the token the grant wrote (the token is the one the permit's lease gave), the slot key's
+ * {@code PTTL} as the time Redis keeps the slot for a silent holder, and the grant's {@code TIME} as its
+ * time ({@code BACKEND_AT_GRANT}), unchanged by renewals. A slot key of an older version shows as held by
+ * an unknown holder, with no token and no time. It writes nothing: a semaphore nobody used stays without
+ * keys. An uncontended grant runs one {@code TIME} more than before, inside the same script.
  *
  * <h2>What Redis with replicas cannot guarantee</h2>
  * Redis replicates asynchronously, and sentinels promote a replica without asking whether it received

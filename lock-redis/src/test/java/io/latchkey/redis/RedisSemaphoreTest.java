@@ -3,10 +3,13 @@ package io.latchkey.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.latchkey.GrantTime;
+import io.latchkey.Holder;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
+import io.latchkey.LockState;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.testkit.CrashFailover;
 import io.latchkey.testkit.SharedServer;
@@ -14,6 +17,7 @@ import io.latchkey.testkit.fault.OptionsUri;
 import io.latchkey.testkit.redis.RedisServer;
 import java.net.URI;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -68,6 +72,17 @@ class RedisSemaphoreTest {
                 assertThat(pttl).as("time to live of slot %s", slot).isPositive().isLessThanOrEqualTo(LEASE.toMillis());
             }
             assertThat(cli("EXISTS", RedisKeys.permitKey(tag, 2))).as("the free slot").isEqualTo("0");
+            // the slot key's value is the grant: owner field, token, server TIME (ms) and holder text; inspect reads it
+            String[] grant = cli("GET", RedisKeys.permitKey(tag, 1)).trim().split(" ", 4);
+            assertThat(grant).as("the grant in slot 1's key").hasSize(4);
+            assertThat(grant[1]).as("the token in slot 1's key").isEqualTo(String.valueOf(second.fencingToken()));
+            assertThat(Holder.parse(grant[3]).map(Holder::thread)).as("the holder text in slot 1's key: %s", grant[3])
+                    .contains(Thread.currentThread().getName());
+            LockState inspected = client.semaphore(name, 3).inspect().get(1);
+            assertThat(inspected.holder()).as("slot 1's holder as inspect reads it").isEqualTo(Holder.parse(grant[3]));
+            assertThat(inspected.token()).hasValue(second.fencingToken());
+            assertThat(inspected.since()).as("slot 1's grant time as inspect reads it").contains(new GrantTime(
+                    Instant.ofEpochMilli(Long.parseLong(grant[2])), GrantTime.Source.BACKEND_AT_GRANT));
             assertThat(cli("HGET", RedisKeys.semaphoreKey(tag), "permits")).isEqualTo("3");
             assertThat(Long.parseLong(cli("PTTL", RedisKeys.semaphoreKey(tag)))).as("the number's time to live")
                     .isPositive().isLessThanOrEqualTo(LEASE.toMillis());
@@ -135,6 +150,9 @@ class RedisSemaphoreTest {
                     .hasMessageContaining("has 2 permits on the server")
                     .hasMessageContaining("asked for 5")
                     .hasMessageContaining("redis key '" + RedisKeys.semaphoreKey(RedisKeys.semaphoreTag(PREFIX, name)) + "'");
+            assertThatThrownBy(() -> b.semaphore(name, 5).inspect()).as("inspect with another number")
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has 2 permits on the server")
+                    .hasMessageContaining("asked for 5");
             // the refusal came at once, without waiting, and left the holder alone
             assertThat(held.isValid()).isTrue();
             assertThat(b.semaphore(name, 2).tryAcquire().map(l -> {
@@ -149,6 +167,27 @@ class RedisSemaphoreTest {
                         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has 5 permits")
                         .hasMessageContaining("asked for 2");
             }
+        }
+    }
+
+    /** A slot key of an older Latchkey holds its owner id alone: held by an unknown holder, and still not taken. */
+    @Test
+    void inspect_shows_a_slot_key_of_an_older_version_as_held_by_an_unknown_holder() throws Exception {
+        String name = unique("older");
+        String tag = RedisKeys.semaphoreTag(PREFIX, name);
+        cli("HSET", RedisKeys.semaphoreKey(tag), "permits", "2");
+        cli("PEXPIRE", RedisKeys.semaphoreKey(tag), String.valueOf(LEASE.toMillis()));
+        cli("SET", RedisKeys.permitKey(tag, 0), "older-client:-1", "PX", String.valueOf(LEASE.toMillis()));
+        try (LockClient client = client()) {
+            LockState older = client.semaphore(name, 2).inspect().get(0);
+            assertThat(older.holder()).as("slot 0 of an older version: %s", older).contains(Holder.UNKNOWN);
+            assertThat(older.token()).as("its token").isEmpty();
+            assertThat(older.since()).as("its grant time").isEmpty();
+            try (SemaphoreLease lease = client.semaphore(name, 2).tryAcquire().orElseThrow()) {
+                assertThat(lease.slot()).as("the slot a grant takes beside it").isEqualTo(1);
+            }
+        } finally {
+            cli("DEL", RedisKeys.permitKey(tag, 0), RedisKeys.semaphoreKey(tag));
         }
     }
 
