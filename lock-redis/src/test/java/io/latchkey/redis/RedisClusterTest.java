@@ -118,6 +118,10 @@ class RedisClusterTest {
                     }
                     assertThat(cluster.keySlot(RedisKeys.semaphoreWakeChannel(tag))).as("slot of the wake channel")
                             .isEqualTo(slot);
+                    // inspect reads the hash and every slot key in one script, which the cluster serves in their slot
+                    assertThat(other.semaphore(name, 2).inspect().stream().map(s -> s.token().orElseThrow()).toList())
+                            .as("the tokens inspect reads for '%s'", name)
+                            .containsExactlyInAnyOrder(first.fencingToken(), second.fencingToken());
                 }
                 assertThat(keysMatching("*" + marker + ":" + i + ":*")).as("keys of '%s' after release", name)
                         .containsExactly(RedisKeys.semaphoreTokenKey(tag));
