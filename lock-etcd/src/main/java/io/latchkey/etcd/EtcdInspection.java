@@ -11,8 +11,12 @@ import io.etcd.jetcd.options.LeaseOption;
 import io.latchkey.spi.GrantRecord;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Reads what etcd records of a lock's grant, for {@link EtcdLockBackend#inspect}: the key with the
@@ -138,5 +142,33 @@ final class EtcdInspection {
     static Duration rest(EtcdLockBackend backend, long startNanos) {
         Duration rest = backend.timeout().minusNanos(System.nanoTime() - startNanos);
         return rest.isNegative() ? Duration.ZERO : rest;
+    }
+
+    /**
+     * The remaining TTL of each lease {@code keys} are bound to, asked of etcd all at once (one request per
+     * lease, however many keys share it) and awaited within what is left of the {@code timeout} option since
+     * {@code startNanos}: whole seconds rounded down, zero for a lease that ended since the keys were read.
+     * No entry for lease 0 (this backend binds every key to a lease, so none is expected).
+     */
+    static Map<Long, Duration> ttls(EtcdLockBackend backend, String name, String subject, Collection<KeyValue> keys,
+            long startNanos) throws InterruptedException {
+        Map<Long, CompletableFuture<LeaseTimeToLiveResponse>> asked = new HashMap<>();
+        for (KeyValue kv : keys) {
+            if (kv.getLease() != 0 && !asked.containsKey(kv.getLease())) {
+                asked.put(kv.getLease(),
+                        backend.client().getLeaseClient().timeToLive(kv.getLease(), LeaseOption.DEFAULT));
+            }
+        }
+        Map<Long, Duration> left = new HashMap<>();
+        try {
+            for (Map.Entry<Long, CompletableFuture<LeaseTimeToLiveResponse>> e : asked.entrySet()) {
+                LeaseTimeToLiveResponse ttl = backend.call(name, subject, "reading the TTL of lease "
+                        + Long.toHexString(e.getKey()), e.getValue(), rest(backend, startNanos));
+                left.put(e.getKey(), Duration.ofSeconds(Math.max(0, ttl.getTTL())));
+            }
+        } finally {
+            asked.values().forEach(f -> f.cancel(true)); // those not awaited, after a failure: nobody reads them
+        }
+        return left;
     }
 }

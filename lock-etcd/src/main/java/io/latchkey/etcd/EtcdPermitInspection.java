@@ -2,17 +2,13 @@ package io.latchkey.etcd;
 
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
-import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
 import io.etcd.jetcd.options.GetOption;
-import io.etcd.jetcd.options.LeaseOption;
 import io.latchkey.spi.GrantRecord;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
 
 /**
@@ -70,38 +66,10 @@ final class EtcdPermitInspection {
                 held.put(Integer.parseInt(slot), kv);
             }
         }
-        Map<Long, Duration> left = ttls(backend, name, held, start);
+        Map<Long, Duration> left = EtcdInspection.ttls(backend, name, subject, held.values(), start);
         Map<Integer, GrantRecord> records = new LinkedHashMap<>();
         held.forEach((slot, kv) -> records.put(slot, new GrantRecord(EtcdSemaphores.holderOf(kv),
                 kv.getCreateRevision(), left.get(kv.getLease()), -1, null)));
         return records;
-    }
-
-    /**
-     * The remaining TTL of each lease the slot keys are bound to, asked of etcd all at once and awaited
-     * within what is left of the {@code timeout} option since {@code startNanos}; no entry for lease 0
-     * (this backend binds every slot key to a lease, so none is expected).
-     */
-    private static Map<Long, Duration> ttls(EtcdLockBackend backend, String name, Map<Integer, KeyValue> held,
-            long startNanos) throws InterruptedException {
-        Map<Long, CompletableFuture<LeaseTimeToLiveResponse>> asked = new HashMap<>();
-        for (KeyValue kv : held.values()) {
-            if (kv.getLease() != 0 && !asked.containsKey(kv.getLease())) {
-                asked.put(kv.getLease(),
-                        backend.client().getLeaseClient().timeToLive(kv.getLease(), LeaseOption.DEFAULT));
-            }
-        }
-        Map<Long, Duration> left = new HashMap<>();
-        try {
-            for (Map.Entry<Long, CompletableFuture<LeaseTimeToLiveResponse>> e : asked.entrySet()) {
-                LeaseTimeToLiveResponse ttl = backend.call(name, backend.semaphoreSubject(name), "reading the TTL"
-                        + " of lease " + Long.toHexString(e.getKey()), e.getValue(),
-                        EtcdInspection.rest(backend, startNanos));
-                left.put(e.getKey(), Duration.ofSeconds(Math.max(0, ttl.getTTL())));
-            }
-        } finally {
-            asked.values().forEach(f -> f.cancel(true)); // those not awaited, after a failure: nobody reads them
-        }
-        return left;
     }
 }
