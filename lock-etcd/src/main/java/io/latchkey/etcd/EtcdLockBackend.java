@@ -17,6 +17,7 @@ import io.latchkey.spi.LockUri;
 import io.latchkey.spi.Pauses;
 import io.latchkey.spi.PermitLease;
 import io.latchkey.spi.ReadWriteBackend;
+import io.latchkey.spi.ReadWriteRecords;
 import io.latchkey.spi.SemaphoreBackend;
 import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
@@ -201,6 +202,12 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
     @Override
     public String describeReadWrite(String name) {
         return readWrite.describe(name);
+    }
+
+    /** Reads the reader and writer keys of the name and their leases, see {@link EtcdReadWriteInspection}. */
+    @Override
+    public ReadWriteRecords inspectReadWrite(String name) throws InterruptedException {
+        return readWrite.inspect(name);
     }
 
     /** A read grant as {@link EtcdReadWrite} takes it, on the same sessions, retries and bounds as a lock. */

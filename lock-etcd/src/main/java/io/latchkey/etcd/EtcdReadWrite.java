@@ -3,6 +3,7 @@ package io.latchkey.etcd;
 import io.etcd.jetcd.ByteSequence;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.LeaseEvidence;
+import io.latchkey.spi.ReadWriteRecords;
 
 /**
  * The read-write locks of one {@link EtcdLockBackend}, on the lock's own queue ({@link EtcdQueue}) and
@@ -44,8 +45,10 @@ final class EtcdReadWrite {
 
     /** The segment after the namespace under which every read-write lock lives. */
     static final String READ_WRITE = "%rw/";
-    private static final String READERS = "r/";
-    private static final String WRITERS = "w/";
+    /** The segment after a read-write lock's prefix under which its readers' keys live. */
+    static final String READERS = "r/";
+    /** The segment after a read-write lock's prefix under which its writers' keys live. */
+    static final String WRITERS = "w/";
 
     private final EtcdLockBackend backend;
     private final EtcdQueue queue;
@@ -64,6 +67,15 @@ final class EtcdReadWrite {
 
     String describe(String name) {
         return "etcd key prefix '" + prefix(namespace, name) + "'";
+    }
+
+    /**
+     * The held grants of read-write lock {@code name}, see {@link EtcdReadWriteInspection}; messages begin
+     * with {@code "read-write lock 'name' (etcd key prefix '...'): "}.
+     */
+    ReadWriteRecords inspect(String name) throws InterruptedException {
+        return EtcdReadWriteInspection.read(backend, name, prefix(namespace, name),
+                "read-write lock '" + name + "' (" + describe(name) + "): ");
     }
 
     /** {@code "read lock 'name' (etcd key prefix '...'): "}: messages about one mode name it first. */

@@ -101,6 +101,20 @@
  * cleanup are the lock's. Read and write grants record no schedule slots: the slot key beside a lock's
  * queue belongs to the lock of that name. See {@code EtcdReadWrite}.
  *
+ * <p>A read-write lock's {@code inspect} ({@code EtcdReadWriteInspection}) reads the name's prefix in one
+ * linearizable range read sorted by create revision, and decides who holds by the queue's own rule, the one
+ * that grants: a writer's key holds if no key of the name is older, a reader's key if no key under {@code w/}
+ * is older. So a writer queued behind readers is not listed, nor a reader queued behind a waiting writer; a
+ * waiter whose blocker just went is listed a round trip before its client reports the grant, as a lock's. The
+ * reader and writer keys already carry the holder text (written by the queueing transaction, at no cost), so
+ * each held key gives its value as the holder (a value that is no holder text, the lock name an older
+ * Latchkey wrote, an unknown holder), its create revision as the token, exactly its lease's
+ * {@code fencingToken()}, and the TTL left of its etcd lease as {@code expiresIn}, from {@code LeaseTimeToLive}
+ * (one request per holding client, sent together, as a semaphore's inspect); readers oldest first. No
+ * {@code since}: the shared layer takes the holder text's {@code at=}. All reads together are bounded by
+ * {@code timeout}; they write nothing and leave no watch, so inspecting a read-write lock nobody uses leaves
+ * no key and no lease.
+ *
  * <p><b>Connect and a cold JVM</b> (contract rule 2, {@link io.latchkey.spi.Startup}): {@code timeout}
  * is etcd's. Connect first sends HTTP/2's connection preface with the JDK's own sockets to each endpoint
  * in turn and waits for any answer within {@code timeout} (etcd's gRPC server answers with its settings,
