@@ -9,6 +9,7 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import io.latchkey.DistributedLock;
+import io.latchkey.DistributedReadWriteLock;
 import io.latchkey.GrantTime;
 import io.latchkey.Holder;
 import io.latchkey.Lease;
@@ -17,6 +18,7 @@ import io.latchkey.LockClient;
 import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
 import io.latchkey.LockState;
+import io.latchkey.ReadWriteState;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.spi.HolderStamp;
 import io.latchkey.testkit.etcd.EtcdServer;
@@ -200,9 +202,21 @@ class EtcdLockTest {
                 }
             }
             assertThat(inspected.inspect().isHeld()).as("held after every release").isFalse();
+            DistributedReadWriteLock rw = observer.readWriteLock("inspected");
+            assertThat(rw.inspect()).isEqualTo(ReadWriteState.free("inspected"));
+            assertThat(keys("/etcd-test/%rw/")).as("keys after inspecting a read-write lock nobody used").isEmpty();
             try (Lease write = holder.readWriteLock("inspected").writeLock().tryLock(Duration.ZERO).orElseThrow()) {
-                assertThat(Holder.parse(keys("/etcd-test/%rw/inspected/w/").get(0).getValue()
-                        .toString(StandardCharsets.UTF_8)).map(Holder::owner)).as("a writer's key").hasValue("etcd-holder");
+                String text = keys("/etcd-test/%rw/inspected/w/").get(0).getValue().toString(StandardCharsets.UTF_8);
+                assertThat(Holder.parse(text).map(Holder::owner)).as("a writer's key").hasValue("etcd-holder");
+                LockState writer = rw.inspect().writerState().orElseThrow();
+                assertThat(writer.holder()).as("the holder inspect reads from the writer's key")
+                        .isEqualTo(Holder.parse(text));
+                assertThat(writer.token()).hasValue(write.fencingToken());
+            }
+            try (Lease read = holder.readWriteLock("inspected").readLock().tryLock(Duration.ZERO).orElseThrow()) {
+                String text = keys("/etcd-test/%rw/inspected/r/").get(0).getValue().toString(StandardCharsets.UTF_8);
+                assertThat(rw.inspect().readers()).extracting(LockState::holder).as("the holder inspect reads from the"
+                        + " reader's key").containsExactly(Holder.parse(text));
             }
         }
     }
