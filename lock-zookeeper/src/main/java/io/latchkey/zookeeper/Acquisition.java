@@ -265,11 +265,16 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
         }
         nodes.sort(Comparator.comparing(Acquisition::modeSequence));
         for (int at = nodes.indexOf(ours) - 1; at >= 0; at--) {
-            if (write || nodes.get(at).contains(WRITE_MARKER)) {
+            if (write || isWrite(nodes.get(at))) {
                 return nodes.get(at);
             }
         }
         return null;
+    }
+
+    /** Whether a read-write lock's node is a write node ({@code _c_<uuid>-__WRIT__0000000007}). */
+    static boolean isWrite(String child) {
+        return child.contains(WRITE_MARKER);
     }
 
     /** The sequence after a read or write marker ({@code _c_<uuid>-__READ__0000000007}), or null if it has none. */

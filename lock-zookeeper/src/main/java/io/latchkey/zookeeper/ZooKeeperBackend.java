@@ -12,6 +12,7 @@ import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.LockBackend;
 import io.latchkey.spi.PermitLease;
 import io.latchkey.spi.ReadWriteBackend;
+import io.latchkey.spi.ReadWriteRecords;
 import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
 import java.util.List;
@@ -130,6 +131,12 @@ final class ZooKeeperBackend implements SemaphoreBackend, ReadWriteBackend {
     public BackendLease acquireWrite(String name, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         checkOpen(name);
         return new Acquisition(this, name, Acquisition.Mode.WRITE, deadline, evidence).run();
+    }
+
+    /** Reads the held nodes of read-write lock {@code name}, creating nothing: see {@link ReadWriteInspection}. */
+    @Override
+    public ReadWriteRecords inspectReadWrite(String name) throws InterruptedException {
+        return new ReadWriteInspection(this, name).run();
     }
 
     @Override

@@ -92,6 +92,25 @@
  * the guaranteed delete of an abandoned node, the container's cleanup) is the lock's; no schedule slot
  * is recorded with a read-write lock.
  *
+ * <p><b>Who holds a read-write lock</b> ({@code ReadWriteInspection}). Each read and write node's data
+ * is the holder text, written by the create that queues it, as a lock node's (no request more).
+ * {@code inspect} reads, and only reads, as a lock's: a {@code sync} and the children of
+ * {@code <base>/@rw/<name>} in one round trip (no node: free, and nothing is created), then, sent
+ * together, a {@code getData} of each node up to and including the lowest write node; every answer within
+ * {@code timeout} in all, a silent ensemble a {@link io.latchkey.LockBackendUnavailableException}. Who
+ * holds is decided by the very rule the acquire grants by ({@code Acquisition.blocker}), applied to the
+ * nodes found there: the read nodes below the lowest write node hold, oldest first, or that write node
+ * alone if it is the lowest; a writer waiting behind readers, and every reader queued behind it, hold
+ * nothing and are not listed (nor read). A node released between the reads is passed over, and blocks
+ * nobody since it is gone for good; a node created after the children read sits above every node listed
+ * and blocks none of them. Only if the lowest write node listed was gone too are the nodes behind it read
+ * the same way, and only if every node listed was gone are the children read again (three times at most).
+ * Per held node, as for a lock: the holder text (a Curator read-write lock's node, which carries the
+ * client's address, names no holder), the {@code czxid} as the token of its lease, the {@code ctime} as
+ * {@code since} ({@code BACKEND_AT_REQUEST}: the server's clock when it queued, which is the grant for a
+ * request that did not wait) and no {@code expiresIn}, since ZooKeeper does not tell another session's
+ * timeout. A read nested in its thread's write grant has no node: the shared layer's, it is that grant.
+ *
  * <p><b>Semaphores</b> ({@code PermitAcquisition}, {@code ZooKeeperPermit}). A semaphore of {@code N}
  * permits is the container node {@code <base>/@semaphores/<name>} (names mapped as lock names; no lock
  * name maps to {@code @semaphores}, since {@code @} is always encoded, so a lock and a semaphore of one
