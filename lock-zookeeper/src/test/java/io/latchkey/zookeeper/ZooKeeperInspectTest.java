@@ -74,7 +74,7 @@ class ZooKeeperInspectTest {
 
     @Test
     @DisplayName("the lock node's data, read with a plain ZooKeeper client, is the holder: owner, client start, thread;"
-            + " inspect by another client reads it with the lease's token and no expiry")
+            + " inspect by another client reads it with the lease's token and no expiry, a write lock's as well")
     void lockNodeDataIsTheHolder() throws Exception {
         String name = "holder:" + System.nanoTime();
         Instant before = Instant.now();
@@ -101,8 +101,12 @@ class ZooKeeperInspectTest {
         try (Lease write = holder.readWriteLock(name).writeLock().lock(PATIENT)) {
             String rwPath = LockPaths.DEFAULT_BASE + "/" + LockPaths.READ_WRITE + "/" + LockPaths.nodeName(name);
             String node = raw().getChildren().forPath(rwPath).get(0);
-            assertThat(Holder.parse(new String(raw().getData().forPath(rwPath + "/" + node), StandardCharsets.UTF_8))
-                    .map(Holder::owner)).as("the owner in a write lock's node").hasValue("web-1:4242");
+            Optional<Holder> inNode = Holder.parse(new String(raw().getData().forPath(rwPath + "/" + node),
+                    StandardCharsets.UTF_8));
+            assertThat(inNode.map(Holder::owner)).as("the owner in a write lock's node").hasValue("web-1:4242");
+            LockState writer = client("observer").readWriteLock(name).inspect().writerState().orElseThrow();
+            assertThat(writer.holder()).as("the writer inspect reads from the node").isEqualTo(inNode);
+            assertThat(writer.token()).as("the writer's token").hasValue(write.fencingToken());
         }
     }
 
