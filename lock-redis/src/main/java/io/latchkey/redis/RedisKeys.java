@@ -116,12 +116,12 @@ final class RedisKeys {
         return "latchkey_semaphore_waiters:" + tag;
     }
 
-    /** A read-write lock's sorted set of readers: owner field, scored by its expiry in server milliseconds. */
+    /** A read-write lock's sorted set of readers: each reader's grant, scored by its expiry in server milliseconds. */
     static String readersKey(String tag) {
         return "latchkey_rw_readers:" + tag;
     }
 
-    /** A read-write lock's writer key: the writer's owner field, with the lease as its time to live. */
+    /** A read-write lock's writer key: the writer's grant, with the lease as its time to live. */
     static String writerKey(String tag) {
         return "latchkey_rw_writer:" + tag;
     }

@@ -116,7 +116,7 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
     private final RedisAdmin admin = new RedisAdmin(this);
     /** On a Redis Cluster a lock key with a brace gets a hash tag of its own; see {@link RedisKeys}. */
     private final boolean cluster;
-    private final HolderStamp stamp;
+    final HolderStamp stamp; // read by RedisReadWrite for its grants
 
     RedisLockBackend(RedissonClient redisson, boolean ownsClient, LockOptions options, String server) {
         if (!(redisson instanceof Redisson)) {

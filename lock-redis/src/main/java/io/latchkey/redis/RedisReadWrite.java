@@ -24,10 +24,13 @@ import org.redisson.client.protocol.RedisCommands;
  * another's, under one hash tag per name ({@link RedisKeys#readersKey} and its siblings), so that a Redis
  * Cluster runs every script of a name on one node.
  *
- * <p>The readers are a sorted set of owner fields scored by their expiry on the server's clock ({@code TIME}
+ * <p>The readers are a sorted set of grants scored by their expiry on the server's clock ({@code TIME}
  * in the scripts, so no client clock is compared with another): a reader's entry counts while its score
  * lies ahead, every script drops the entries behind it, and renewal moves only the reader's own score.
- * The writer is a key holding its owner field with the lease as its time to live, as a lock's. A grant
+ * The writer is a key holding its grant with the lease as its time to live, as a lock's. A grant, the
+ * entry or the writer key's value, is the owner field, the token, the server's {@code TIME} and the holder
+ * text ({@link #entry}); an older Latchkey wrote the
+ * owner field alone, and the scripts still take such a writer key as its owner's. A grant
  * draws its token from one counter per name, so a write's token is above every earlier grant and a
  * read's above every earlier write. Owner fields begin with {@code r:} or {@code w:}, so the waiter queue
  * (a lock's, scored by when an entry goes stale) tells the waiting writers from the readers:
@@ -70,9 +73,12 @@ final class RedisReadWrite {
     /**
      * One attempt. KEYS: readers, writer, token counter, waiters, wake channel; ARGV: the lease in ms, the
      * owner field (its first letter the mode), how long to stay queued in ms (as {@link RedisScripts#GRANT}),
-     * the timeout in ms. Returns {token, lease} when granted, else {-1, how long until the blocker's entry
-     * runs out, or -1} and queues the owner as a lock's attempt does; a writer that leaves the queue so
-     * (its wait is over) wakes the readers it held back ({@link #READERS_BEHIND_NO_WRITER}).
+     * the timeout in ms, the holder text. Returns {token, lease, the server's TIME in ms} when granted, else
+     * {-1, how long until the blocker's entry runs out, or -1} and queues the owner as a lock's attempt does;
+     * a writer that leaves the queue so (its wait is over) wakes the readers it held back
+     * ({@link #READERS_BEHIND_NO_WRITER}). The grant, the writer key's value or the reader's entry, is the
+     * owner field, the token, that TIME and the holder text, a space apart ({@link #entry}): written by the
+     * one SET or ZADD that grants, with the TIME the script reads anyway.
      */
     static final String GRANT = RedisScripts.EFFECTS
             + "local t = redis.call('time'); local now = t[1] * 1000 + math.floor(t[2] / 1000); "
@@ -92,11 +98,13 @@ final class RedisReadWrite {
             + "if wttl == -2 and ttl < 0 then "
             + "local token = redis.call('incr', KEYS[3]); "
             + "local lease = tonumber(ARGV[1]); "
-            + "if write then redis.call('set', KEYS[2], ARGV[2], 'px', lease) "
-            + "else redis.call('zadd', KEYS[1], now + lease, ARGV[2]); "
+            + "local grant = ARGV[2] .. ' ' .. string.format('%d', token) .. ' ' .. string.format('%d', now) .. ' ' "
+            + ".. ARGV[5]; "
+            + "if write then redis.call('set', KEYS[2], grant, 'px', lease) "
+            + "else redis.call('zadd', KEYS[1], now + lease, grant); "
             + "if redis.call('pttl', KEYS[1]) < lease then redis.call('pexpire', KEYS[1], lease) end end; "
             + "if ARGV[3] ~= '-1' then redis.call('zrem', KEYS[4], ARGV[2]) end; "
-            + "return {token, lease} end; "
+            + "return {token, lease, now} end; "
             + "local q = tonumber(ARGV[3]); "
             + "if q > 0 then "
             + "if ttl >= 0 and ttl < q then q = ttl end; "
@@ -108,15 +116,24 @@ final class RedisReadWrite {
             + "return {-1, ttl}";
 
     /**
-     * The release. KEYS: readers, writer, waiters, wake channel; ARGV: the owner field. If the owner holds
-     * (the writer key, or a reader's entry), removes it and, if nobody holds any more, wakes on their own
-     * channels the first waiting writer that listens, or else every waiting reader, dropping the entries
-     * nobody listens to (as {@link RedisScripts#WAKE_FIRST_LISTENING}); returns 1. Else returns 0 and
-     * touches nothing.
+     * The release. KEYS: readers, writer, waiters, wake channel; ARGV: the owner field, its grant as
+     * {@link #GRANT} wrote it, or the empty string if unknown (the undo of an attempt whose answer was lost).
+     * If the owner holds (the writer key's value is its grant or the owner field alone, as an older Latchkey
+     * wrote it; or a reader's entry is its grant, or, the grant unknown, begins with the owner field and a
+     * space, which only this undo looks for among all the readers), removes it and, if nobody holds any
+     * more, wakes on their own channels the first waiting writer that listens, or else every waiting reader,
+     * dropping the entries nobody listens to (as {@link RedisScripts#WAKE_FIRST_LISTENING}); returns 1. Else
+     * returns 0 and touches nothing.
      */
     static final String RELEASE = RedisScripts.EFFECTS
-            + "if redis.call('get', KEYS[2]) == ARGV[1] then redis.call('del', KEYS[2]) "
-            + "elseif redis.call('zrem', KEYS[1], ARGV[1]) == 0 then return 0 end; "
+            + "local function holds(v) return v == ARGV[1] "
+            + "or (v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ') end; "
+            + "if holds(redis.call('get', KEYS[2])) then redis.call('del', KEYS[2]) "
+            + "elseif ARGV[2] ~= '' then if redis.call('zrem', KEYS[1], ARGV[2]) == 0 then return 0 end "
+            + "else local mine = false; "
+            + "for _, m in ipairs(redis.call('zrange', KEYS[1], 0, -1)) do "
+            + "if holds(m) then redis.call('zrem', KEYS[1], m); mine = true; break end end; "
+            + "if not mine then return 0 end end; "
             + "local t = redis.call('time'); local now = t[1] * 1000 + math.floor(t[2] / 1000); "
             + "redis.call('zremrangebyscore', KEYS[1], '-inf', now); "
             + "if redis.call('exists', KEYS[2]) == 1 or redis.call('zcard', KEYS[1]) > 0 then return 1 end; "
@@ -130,7 +147,8 @@ final class RedisReadWrite {
             + "return 1";
 
     /**
-     * The renewal and confirmation in one. KEYS: readers, writer; ARGV: the owner field, the lease in ms.
+     * The renewal and confirmation in one. KEYS: readers, writer; ARGV: the owner's grant as {@link #GRANT}
+     * wrote it ({@link #entry}), the lease in ms.
      * If the owner still holds, extends its entry to the lease and returns its remaining life in ms;
      * else -3. A reader's entry whose score has passed is lost, though no script removed it yet.
      */
@@ -167,13 +185,14 @@ final class RedisReadWrite {
         String subject = (write ? "write lock '" : "read lock '") + name + "'";
         long owner = backend.nextOwner();
         String field = (write ? "w:" : "r:") + backend.field(owner);
+        String holder = backend.stamp.forCurrentThread();
         Contention mode = new Contention(subject, name, describe(name) + " on " + backend.server(),
                 readWriteWaitersKey(tag), readWriteWakeChannel(tag)) {
             @Override
             RFuture<List<Long>> send(String f, long queueFor) {
                 String key = readersKey(tag);
                 return backend.commands().syncedEvalNoRetry(key, LongCodec.INSTANCE, RedisCommands.EVAL_LONG_LIST, GRANT,
-                        keys(tag), backend.leaseMillis, f, queueFor, backend.timeout().toMillis());
+                        keys(tag), backend.leaseMillis, f, queueFor, backend.timeout().toMillis(), holder);
             }
 
             @Override
@@ -186,7 +205,7 @@ final class RedisReadWrite {
 
             @Override
             void undo(String f) {
-                release(tag, f);
+                release(tag, f, "");
             }
         };
         Granted granted = backend.contender().contend(mode, field, deadline);
@@ -195,8 +214,9 @@ final class RedisReadWrite {
         }
         long token = granted.reply().get(0);
         long ttl = granted.reply().get(1);
+        String grant = entry(field, token, granted.reply().get(2), holder);
         evidence.confirmed(granted.sentAt(), ttl < 0 ? backend.lease() : Duration.ofMillis(ttl));
-        Held held = new Held(this, name, subject, tag, field, owner, token, evidence);
+        Held held = new Held(this, name, subject, tag, field, grant, owner, token, evidence);
         held.start();
         RedisRenewed.log.debug("{} ({}) acquired with token {}", subject, describe(name), token);
         return held;
@@ -208,11 +228,21 @@ final class RedisReadWrite {
                 readWriteWakeChannel(tag));
     }
 
-    CompletableFuture<Long> release(String tag, String field) {
+    /**
+     * The grant {@link #GRANT} writes for {@code field}: the owner field, the token, the server's TIME in ms
+     * and the holder text, a space apart, as Lua's {@code %d} writes the numbers. A holder's check and release
+     * name its entry by it; an owner field holds no space, the holder text comes last and may hold any.
+     */
+    static String entry(String field, long token, long since, String holder) {
+        return field + " " + token + " " + since + " " + holder;
+    }
+
+    /** {@link #RELEASE} of {@code field}'s grant {@code grant} (empty: unknown, found by the owner field). */
+    CompletableFuture<Long> release(String tag, String field, String grant) {
         String key = readersKey(tag);
         return backend.redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, RELEASE,
                 RScript.ReturnType.LONG, List.of(key, writerKey(tag), readWriteWaitersKey(tag), readWriteWakeChannel(tag)),
-                field).toCompletableFuture();
+                field, grant).toCompletableFuture();
     }
 
     /** A held read or write grant: its entry, renewed and released as a lock's key. */
@@ -222,22 +252,25 @@ final class RedisReadWrite {
         private final String subject;
         private final String tag;
         private final String field;
+        /** The writer key's value or the reader's entry while this grant lasts ({@link #entry}). */
+        private final String grant;
 
-        Held(RedisReadWrite rw, String name, String subject, String tag, String field, long owner, long token,
-                LeaseEvidence evidence) {
+        Held(RedisReadWrite rw, String name, String subject, String tag, String field, String grant, long owner,
+                long token, LeaseEvidence evidence) {
             super(rw.backend, evidence, owner, token);
             this.rw = rw;
             this.name = name;
             this.subject = subject;
             this.tag = tag;
             this.field = field;
+            this.grant = grant;
         }
 
         @Override
         CompletableFuture<Long> renew() {
             String key = readersKey(tag);
             return backend.redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, CHECK,
-                    RScript.ReturnType.LONG, List.of(key, writerKey(tag)), field, backend.leaseMillis)
+                    RScript.ReturnType.LONG, List.of(key, writerKey(tag)), grant, backend.leaseMillis)
                     .toCompletableFuture();
         }
 
@@ -248,7 +281,7 @@ final class RedisReadWrite {
 
         @Override
         String lostReason() {
-            return "redis keys of " + rw.describe(name) + " no longer hold this " + subject + "'s owner id: it expired"
+            return "redis keys of " + rw.describe(name) + " no longer hold this " + subject + "'s grant: it expired"
                     + " (renewal failed for longer than the lease), was deleted, or a failover promoted a replica that"
                     + " never received the grant";
         }
@@ -262,7 +295,7 @@ final class RedisReadWrite {
             }
             String what = "while releasing " + subject + " (it expires on its own within "
                     + io.latchkey.spi.Durations.format(backend.lease()) + ")";
-            Long released = backend.await(rw.release(tag, field), name, subject,
+            Long released = backend.await(rw.release(tag, field, grant), name, subject,
                     rw.describe(name) + " on " + backend.server(), what);
             RedisRenewed.log.debug("{} ({}) {}", subject, rw.describe(name),
                     released != null && released == 1 ? "released" : "was no longer held by this lease at release");

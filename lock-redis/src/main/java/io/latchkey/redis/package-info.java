@@ -81,6 +81,15 @@
  * a writer that stops waiting wakes the readers it held back ({@code RedisReadWriteWakeTest}). Renewal moves only the holder's own entry; once every grant is released
  * only the token counter remains. See {@code RedisReadWrite}.
  *
+ * <p>A grant, the writer key's value or the reader's entry in the sorted set, is the owner id, the token, the
+ * grant's moment by the server's {@code TIME} (ms) and the holder's identity (the text of
+ * {@link io.latchkey.Holder}), a space apart, as a permit's slot key: written by the one {@code SET} or
+ * {@code ZADD} that grants, with the {@code TIME} the grant script read anyway (no round trip and no command
+ * more). A holder names its entry by that text in its checks and its release, which it rebuilds from the
+ * token and the time the grant script returns; the undo of an attempt whose answer was lost knows only its
+ * owner id, and looks among the readers for the entry that begins with it and a space (an owner id holds no
+ * space). A writer key of an older version holds the owner id alone and is still released as its owner's.
+ *
  * <h2>Semaphores</h2>
  * A semaphore named {@code n} of {@code N} permits ({@link io.latchkey.LockClient#semaphore}) lives in
  * keys that all carry the hash tag {@code {<namespace>:n}} (when that holds a brace:
