@@ -33,6 +33,7 @@ import io.latchkey.spi.HolderStamp;
 import io.latchkey.spi.LeaseEvidence;
 import io.latchkey.spi.PermitLease;
 import io.latchkey.spi.ReadWriteBackend;
+import io.latchkey.spi.ReadWriteRecords;
 import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
 import java.util.List;
@@ -284,6 +285,12 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
     public BackendLease acquireWrite(String name, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         return retryingInCluster(() -> "write lock '" + name + "' (" + describeReadWrite(name) + ")", deadline,
                 () -> readWrite.acquireOnce(name, true, deadline, evidence));
+    }
+
+    /** {@link RedisReadWriteInspection#read}: one read-only script over the writer key and the readers' entries. */
+    @Override
+    public ReadWriteRecords inspectReadWrite(String name) throws InterruptedException {
+        return new RedisReadWriteInspection(this, name, readWrite.tag(name)).read();
     }
 
     /** A new owner id of this client, one per grant. */

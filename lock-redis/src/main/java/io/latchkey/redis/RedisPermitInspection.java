@@ -71,7 +71,8 @@ final class RedisPermitInspection {
 
     /**
      * The record of a slot key's {@code value}: the holder text, token and grant time after the owner field, or
-     * none of them for a value that is the owner field alone (an older Latchkey's) or that does not parse.
+     * none of them for a value that is the owner field alone (an older Latchkey's) or that does not parse. A
+     * read-write lock's grant is written alike ({@link RedisReadWrite#entry}) and read by this too.
      */
     static GrantRecord grant(String value, Duration expiresIn) {
         String[] parts = value.split(" ", 4);

@@ -29,7 +29,7 @@ import org.redisson.client.protocol.RedisCommands;
  * lies ahead, every script drops the entries behind it, and renewal moves only the reader's own score.
  * The writer is a key holding its grant with the lease as its time to live, as a lock's. A grant, the
  * entry or the writer key's value, is the owner field, the token, the server's {@code TIME} and the holder
- * text ({@link #entry}); an older Latchkey wrote the
+ * text ({@link #entry}), which {@link RedisReadWriteInspection} reads back; an older Latchkey wrote the
  * owner field alone, and the scripts still take such a writer key as its owner's. A grant
  * draws its token from one counter per name, so a write's token is above every earlier grant and a
  * read's above every earlier write. Owner fields begin with {@code r:} or {@code w:}, so the waiter queue
@@ -78,7 +78,8 @@ final class RedisReadWrite {
      * a writer that leaves the queue so (its wait is over) wakes the readers it held back
      * ({@link #READERS_BEHIND_NO_WRITER}). The grant, the writer key's value or the reader's entry, is the
      * owner field, the token, that TIME and the holder text, a space apart ({@link #entry}): written by the
-     * one SET or ZADD that grants, with the TIME the script reads anyway.
+     * one SET or ZADD that grants, with the TIME the script reads anyway, and read back by
+     * {@link RedisReadWriteInspection#INSPECT}.
      */
     static final String GRANT = RedisScripts.EFFECTS
             + "local t = redis.call('time'); local now = t[1] * 1000 + math.floor(t[2] / 1000); "

@@ -89,6 +89,18 @@
  * token and the time the grant script returns; the undo of an attempt whose answer was lost knows only its
  * owner id, and looks among the readers for the entry that begins with it and a space (an owner id holds no
  * space). A writer key of an older version holds the owner id alone and is still released as its owner's.
+ * {@link io.latchkey.DistributedReadWriteLock#inspect()} is one read-only script over the writer key and the
+ * readers' sorted set (one hash tag, so one script on a cluster too), sent as a plain {@code EVAL} to the
+ * primary as a lock's {@code inspect} is and bounded by {@code timeout}. It lists the grants that hold by the
+ * grant script's own rule: the writer while its key exists, with its {@code PTTL}; else each reader whose
+ * score lies ahead of the server's {@code TIME}, with the time until that score, oldest first by token. A
+ * request that waits is only in the waiter queue, which inspect does not read, so a writer queued behind
+ * readers and a reader queued behind a waiting writer are not listed. Each grant shows the holder and the
+ * token it wrote (the token its lease gave) and the grant's {@code TIME} as its time
+ * ({@code BACKEND_AT_GRANT}), unchanged by renewals; a grant of an older version, its owner id alone, shows
+ * as held by an unknown holder, with no token and no time. Readers beside a writer key could only come of a
+ * server clock that went back (every request is refused then, because of the writer): inspect lists the
+ * writer. It writes nothing: a name nobody used stays without keys.
  *
  * <h2>Semaphores</h2>
  * A semaphore named {@code n} of {@code N} permits ({@link io.latchkey.LockClient#semaphore}) lives in
