@@ -6,11 +6,8 @@ import io.latchkey.LockException;
 import io.latchkey.spi.GrantRecord;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
@@ -135,27 +132,8 @@ final class LockInspection {
 
     /** The lock nodes under the lock path, lowest sequence first; none if the path does not exist. */
     private List<String> lockNodes() throws KeeperException, InterruptedException {
-        CompletableFuture<CuratorEvent> synced = ZnodeRequests.send(cb -> backend.client.sync().inBackground(cb)
-                .forPath(lockPath));
-        CompletableFuture<CuratorEvent> children = ZnodeRequests.send(cb -> backend.client.getChildren().inBackground(cb)
-                .forPath(lockPath));
-        CuratorEvent s = requests.await(synced, "read the queue of");
-        if (!ZnodeRequests.ok(s) && ZnodeRequests.code(s) != KeeperException.Code.NONODE) {
-            throw KeeperException.create(ZnodeRequests.code(s), lockPath);
-        }
-        CuratorEvent read = requests.await(children, "read the queue of");
-        if (ZnodeRequests.code(read) == KeeperException.Code.NONODE) {
-            return List.of();
-        }
-        ZnodeRequests.check(read);
-        List<String> nodes = new ArrayList<>();
-        for (String child : read.getChildren()) {
-            if (Acquisition.sequence(child) != null) {
-                nodes.add(child);
-            }
-        }
-        nodes.sort(Comparator.comparing(Acquisition::sequence));
-        return nodes;
+        CuratorEvent read = requests.syncedChildren(lockPath, "read the queue of");
+        return read == null ? List.of() : ZnodeRequests.bySequence(read, Acquisition::sequence);
     }
 
 }

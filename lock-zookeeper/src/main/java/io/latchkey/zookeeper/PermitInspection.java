@@ -68,19 +68,10 @@ final class PermitInspection {
     Map<Integer, GrantRecord> run() throws InterruptedException {
         checkOpen();
         try {
-            CompletableFuture<CuratorEvent> synced = ZnodeRequests.send(cb -> backend.client.sync().inBackground(cb)
-                    .forPath(path));
-            CompletableFuture<CuratorEvent> listed = ZnodeRequests.send(cb -> backend.client.getChildren()
-                    .inBackground(cb).forPath(path));
-            CuratorEvent s = requests.await(synced, "read the slots of");
-            if (!ZnodeRequests.ok(s) && ZnodeRequests.code(s) != KeeperException.Code.NONODE) {
-                throw KeeperException.create(ZnodeRequests.code(s), path);
-            }
-            CuratorEvent children = requests.await(listed, "read the slots of");
-            if (ZnodeRequests.code(children) == KeeperException.Code.NONODE) {
+            CuratorEvent children = requests.syncedChildren(path, "read the slots of");
+            if (children == null) {
                 return Map.of(); // a semaphore nobody uses now: no node, and none is created
             }
-            ZnodeRequests.check(children);
             return readSlots(children.getChildren(), children.getStat());
         } catch (KeeperException e) {
             throw requests.failure(e);

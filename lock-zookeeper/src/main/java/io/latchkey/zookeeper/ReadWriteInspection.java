@@ -7,7 +7,6 @@ import io.latchkey.spi.ReadWriteRecords;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.apache.curator.framework.api.CuratorEvent;
@@ -149,26 +148,7 @@ final class ReadWriteInspection {
 
     /** The read and write nodes under the path, lowest sequence first; none if the path does not exist. */
     private List<String> modeNodes() throws KeeperException, InterruptedException {
-        CompletableFuture<CuratorEvent> synced = ZnodeRequests.send(cb -> backend.client.sync().inBackground(cb)
-                .forPath(path));
-        CompletableFuture<CuratorEvent> children = ZnodeRequests.send(cb -> backend.client.getChildren()
-                .inBackground(cb).forPath(path));
-        CuratorEvent s = requests.await(synced, "read the queue of");
-        if (!ZnodeRequests.ok(s) && ZnodeRequests.code(s) != KeeperException.Code.NONODE) {
-            throw KeeperException.create(ZnodeRequests.code(s), path);
-        }
-        CuratorEvent read = requests.await(children, "read the queue of");
-        if (ZnodeRequests.code(read) == KeeperException.Code.NONODE) {
-            return List.of();
-        }
-        ZnodeRequests.check(read);
-        List<String> nodes = new ArrayList<>();
-        for (String child : read.getChildren()) {
-            if (Acquisition.modeSequence(child) != null) {
-                nodes.add(child);
-            }
-        }
-        nodes.sort(Comparator.comparing(Acquisition::modeSequence));
-        return nodes;
+        CuratorEvent read = requests.syncedChildren(path, "read the queue of");
+        return read == null ? List.of() : ZnodeRequests.bySequence(read, Acquisition::modeSequence);
     }
 }

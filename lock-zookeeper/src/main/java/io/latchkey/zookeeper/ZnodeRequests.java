@@ -5,12 +5,16 @@ import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
 import io.latchkey.spi.Pauses;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.zookeeper.KeeperException;
@@ -267,6 +271,38 @@ final class ZnodeRequests implements ZooKeeperBackend.Waiter {
             throw KeeperException.create(code(e), path);
         }
         return e.getStat();
+    }
+
+    /**
+     * A {@code sync} and the children of {@code path} in one round trip (ZooKeeper answers a session's
+     * requests in order), so that a follower behind the leader does not show a node already gone before the
+     * read began; {@code null} if the path does not exist. Read-only, no watch.
+     */
+    CuratorEvent syncedChildren(String path, String doing) throws KeeperException, InterruptedException {
+        CompletableFuture<CuratorEvent> synced = send(cb -> backend.client.sync().inBackground(cb).forPath(path));
+        CompletableFuture<CuratorEvent> listed = send(cb -> backend.client.getChildren().inBackground(cb).forPath(path));
+        CuratorEvent s = await(synced, doing);
+        if (!ok(s) && code(s) != KeeperException.Code.NONODE) {
+            throw KeeperException.create(code(s), path);
+        }
+        CuratorEvent read = await(listed, doing);
+        if (code(read) == KeeperException.Code.NONODE) {
+            return null;
+        }
+        check(read);
+        return read;
+    }
+
+    /** The children of {@code read} that {@code sequence} finds a sequence in, lowest sequence first. */
+    static List<String> bySequence(CuratorEvent read, Function<String, String> sequence) {
+        List<String> nodes = new ArrayList<>();
+        for (String child : read.getChildren()) {
+            if (sequence.apply(child) != null) {
+                nodes.add(child);
+            }
+        }
+        nodes.sort(Comparator.comparing(sequence));
+        return nodes;
     }
 
     /**
