@@ -158,10 +158,8 @@ public final class LatchkeyLockProvider implements ExtensibleLockProvider {
         if (taken.isEmpty()) {
             return Optional.empty();
         }
-        ShedLockLease[] self = new ShedLockLease[1];
         ShedLockLease lease = new ShedLockLease(name, taken.get(), requestedAt, configuration.getLockAtMostFor(),
-                atLeast, timer, () -> held.remove(name, self[0]));
-        self[0] = lease;
+                atLeast, timer, held);
         held.put(name, lease);
         lease.start();
         ArrayDeque<ShedLockLease> mine = TAKEN.get();

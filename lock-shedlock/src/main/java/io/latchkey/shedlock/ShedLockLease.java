@@ -7,6 +7,7 @@ import io.latchkey.spi.Durations;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -32,7 +33,7 @@ final class ShedLockLease implements Lease {
     private final String name;
     private final Lease lease;
     private final ScheduledExecutorService timer;
-    private final Runnable onEnd;
+    private final ConcurrentMap<String, ShedLockLease> held;
     /** Until when Latchkey keeps the lock after the close (the first atLeast), never later than it does. */
     private final long keptByLatchkeyUntil;
     private final CompletableFuture<LockLostException> lost = new CompletableFuture<>();
@@ -45,15 +46,15 @@ final class ShedLockLease implements Lease {
 
     /**
      * @param requestedAt {@link System#nanoTime()} before the request was sent: both bounds count from it
-     * @param onEnd called once the grant ended here, to forget it
+     * @param held the provider's grants by name, which this one leaves once it ended
      */
     ShedLockLease(String name, Lease lease, long requestedAt, Duration atMost, Duration atLeast,
-            ScheduledExecutorService timer, Runnable onEnd) {
+            ScheduledExecutorService timer, ConcurrentMap<String, ShedLockLease> held) {
         this.name = name;
         this.lease = lease;
         this.timer = timer;
-        this.onEnd = onEnd;
-        this.keptByLatchkeyUntil = requestedAt + atLeast.toNanos();
+        this.held = held;
+        this.keptByLatchkeyUntil = requestedAt + nanos(atLeast);
         this.atLeastAt = keptByLatchkeyUntil;
         this.atMost = atMost;
         this.atMostAt = requestedAt + nanos(atMost);
@@ -186,14 +187,14 @@ final class ShedLockLease implements Lease {
         try {
             lease.close();
         } finally {
-            onEnd.run();
+            held.remove(name, this);
         }
     }
 
     private synchronized void endLinger() {
         lingering = false;
         closeQuietly("at the end of its lockAtLeastFor");
-        onEnd.run();
+        held.remove(name, this);
     }
 
     private void arm() {
@@ -219,7 +220,7 @@ final class ShedLockLease implements Lease {
             log.warn("{}", reason.getMessage());
         }
         closeQuietly(byAtMost ? "after its lockAtMostFor" : "after its loss");
-        onEnd.run();
+        held.remove(name, this);
     }
 
     private LockLostException atMostPassed() {
@@ -243,6 +244,12 @@ final class ShedLockLease implements Lease {
             pending.cancel(false);
             pending = null;
         }
+    }
+
+    @Override
+    public String toString() {
+        return "ShedLockLease{lock '" + name + "', token " + lease.fencingToken() + ", " + state
+                + (lingering ? " for its lockAtLeastFor" : "") + '}';
     }
 
     /** Nanoseconds of {@code d}, capped at a century so that a deadline never overflows. */
