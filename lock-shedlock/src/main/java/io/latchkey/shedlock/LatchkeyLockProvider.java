@@ -197,18 +197,39 @@ public final class LatchkeyLockProvider implements ExtensibleLockProvider {
 
     /** One {@link SimpleLock} of a grant: the first, or an extension; each is used once. */
     private static final class Taken implements SimpleLock {
+        /** Where one SimpleLock is: usable, used, or ended by an extension that found its lease invalid. */
+        private enum Use { OPEN, USED, EXTENSION_REFUSED }
+
         private final ShedLockLease lease;
-        private boolean used; // guarded by this
+        private Use use = Use.OPEN; // guarded by this
 
         Taken(ShedLockLease lease) {
             this.lease = lease;
         }
 
+        /**
+         * Releases the lock, or keeps it until its {@code lockAtLeastFor} passes. After an extension that
+         * returned empty it does nothing, once: the grant ended already, and ShedLock's executor unlocks
+         * the lock it holds after the task, which must not hide the task's {@code LockCanNotBeExtendedException}.
+         *
+         * @throws IllegalStateException if this lock was unlocked, or extended, already
+         * @throws io.latchkey.LockBackendUnavailableException if the release did not reach the backend; the
+         *     lock then expires there within Latchkey's {@code lease}
+         */
         @Override
         public void unlock() {
-            use();
+            Use was;
+            synchronized (this) {
+                was = use;
+                if (was == Use.USED) {
+                    throw usedAlready();
+                }
+                use = Use.USED;
+            }
             try {
-                lease.unlock();
+                if (was == Use.OPEN) {
+                    lease.unlock();
+                }
             } finally {
                 pruned();
             }
@@ -220,6 +241,7 @@ public final class LatchkeyLockProvider implements ExtensibleLockProvider {
          * @return the lock to use from now on, or empty (the lock freed) if its lease is no longer valid
          * @throws IllegalArgumentException if a bound is negative or {@code lockAtLeastFor} exceeds
          *     {@code lockAtMostFor}; this lock is then still usable
+         * @throws IllegalStateException if this lock was unlocked, or extended, already
          */
         @Override
         public Optional<SimpleLock> extend(Duration lockAtMostFor, Duration lockAtLeastFor) {
@@ -231,16 +253,22 @@ public final class LatchkeyLockProvider implements ExtensibleLockProvider {
                 throw new IllegalArgumentException("extension of lock '" + name + "' must have 0 <= lockAtLeastFor <="
                         + " lockAtMostFor, got lockAtMostFor=" + lockAtMostFor + ", lockAtLeastFor=" + lockAtLeastFor);
             }
-            use();
-            return lease.extend(lockAtMostFor, lockAtLeastFor) ? Optional.of(new Taken(lease)) : Optional.empty();
+            synchronized (this) {
+                if (use != Use.OPEN) {
+                    throw usedAlready();
+                }
+                use = Use.USED;
+                if (lease.extend(lockAtMostFor, lockAtLeastFor)) {
+                    return Optional.of(new Taken(lease));
+                }
+                use = Use.EXTENSION_REFUSED;
+                return Optional.empty();
+            }
         }
 
-        private synchronized void use() {
-            if (used) {
-                throw new IllegalStateException("lock '" + lease.lockName() + "' was already unlocked or extended:"
-                        + " a ShedLock SimpleLock is used once; after extend() use the lock it returned");
-            }
-            used = true;
+        private IllegalStateException usedAlready() {
+            return new IllegalStateException("lock '" + lease.lockName() + "' was already unlocked or extended:"
+                    + " a ShedLock SimpleLock is used once; after extend() use the lock it returned");
         }
 
         @Override

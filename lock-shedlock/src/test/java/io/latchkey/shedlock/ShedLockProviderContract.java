@@ -248,6 +248,22 @@ abstract class ShedLockProviderContract extends AbstractExtensibleLockProviderIn
         }
     }
 
+    /**
+     * An extension after {@code lockAtMostFor} passed is refused with ShedLock's own exception, which the
+     * executor's unlock of the old lock afterwards does not hide.
+     */
+    @Test
+    void anExtensionAfterLockAtMostForIsRefusedWithShedLocksException() {
+        String name = freshName();
+        Duration atMost = Duration.ofMillis(200);
+        assertThatThrownBy(() -> new DefaultLockingTaskExecutor(getLockProvider()).executeWithLock((Runnable) () -> {
+            LatchkeyLockProvider.currentLease().orElseThrow().lost().toCompletableFuture()
+                    .orTimeout(atMost.plus(roundTrip()).toMillis(), TimeUnit.MILLISECONDS).join();
+            LockExtender.extendActiveLock(Duration.ofMinutes(1), Duration.ZERO);
+        }, config(name, atMost, Duration.ZERO))).isInstanceOf(LockExtender.LockCanNotBeExtendedException.class);
+        assertThat(freeWithin(name, roundTrip())).as("free after the refused extension").isTrue();
+    }
+
     @Test
     void theProviderNeverNestsInALeaseTheThreadHoldsThroughTheClient() throws InterruptedException {
         String name = freshName();
