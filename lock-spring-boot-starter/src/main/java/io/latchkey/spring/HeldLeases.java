@@ -15,7 +15,7 @@ import java.util.Map;
  * The grants this application's client holds now, kept from its lock events: each {@code acquired}
  * adds one, each {@code released} removes one (every grant ends with exactly one), and {@code lost}
  * marks one lost until it is released. For {@link LatchkeyEndpoint} and the count in
- * {@link LatchkeyHealthIndicator}.
+ * {@link LatchkeyHealthCheck}.
  *
  * <p>Events come on the client's event thread, so the list trails the grants by the time the events
  * take; events the client drops when its event queue is full are missing here too (the client logs

@@ -1,12 +1,6 @@
 package io.latchkey.spring;
 
-import io.latchkey.Leadership;
-import io.latchkey.Lease;
 import io.latchkey.LockClient;
-import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
-import java.util.Optional;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
@@ -27,13 +21,13 @@ import org.springframework.boot.health.contributor.Health;
  * <p>Thread-safe. Each check is one acquire (and release) on the backend, and one read of the leader
  * ({@link io.latchkey.Election#leader()}) per election this instance stands by in; whether it leads is
  * read locally.
+ *
+ * <p>This is the indicator on Spring Boot 4 (its health API, {@code spring-boot-health}); on Boot 3.5 the
+ * same check is {@link LatchkeyBoot3HealthIndicator}.
  */
 public class LatchkeyHealthIndicator extends AbstractHealthIndicator {
 
-    private final LockClient client;
-    private final String lockName;
-    private final LeaderOnlyBeans elections; // null: none to report
-    private final HeldLeases held;
+    private final LatchkeyHealthCheck check;
 
     /** An indicator that tries {@code lockName} through {@code client}, and reports no elections. */
     public LatchkeyHealthIndicator(LockClient client, String lockName) {
@@ -42,46 +36,18 @@ public class LatchkeyHealthIndicator extends AbstractHealthIndicator {
 
     LatchkeyHealthIndicator(LockClient client, String lockName, LeaderOnlyBeans elections) {
         super("lock backend health check failed");
-        this.client = client;
-        this.lockName = lockName;
-        this.elections = elections;
-        this.held = new HeldLeases();
-        client.addListener(held);
+        this.check = new LatchkeyHealthCheck(client, lockName, elections);
     }
 
     @Override
     protected void doHealthCheck(Health.Builder builder) {
-        builder.withDetail("backend", client.backendName()).withDetail("lock", lockName)
-                .withDetail("leasesHeld", held.countExcept(lockName));
-        Map<String, Optional<Leadership>> now = elections == null ? Map.of() : elections.leadership();
-        Optional<Lease> lease;
         try {
-            if (!now.isEmpty()) {
-                builder.withDetail("elections", elections(now));
-            }
-            lease = client.lock(lockName).tryLock(Duration.ZERO);
+            check.check(builder::withDetail);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             builder.down(e);
             return;
         }
-        lease.ifPresent(Lease::close);
-        builder.up().withDetail("acquired", lease.isPresent());
-    }
-
-    /** Per election: whether this instance leads, its term if so, else who leads, if anyone. */
-    private Map<String, Map<String, Object>> elections(Map<String, Optional<Leadership>> now) throws InterruptedException {
-        Map<String, Map<String, Object>> states = new LinkedHashMap<>();
-        for (Map.Entry<String, Optional<Leadership>> e : now.entrySet()) {
-            Map<String, Object> state = new LinkedHashMap<>();
-            state.put("leader", e.getValue().isPresent());
-            if (e.getValue().isPresent()) {
-                state.put("term", e.getValue().get().term());
-            } else {
-                client.election(e.getKey()).leader().ifPresent(holder -> state.put("ledBy", holder.owner()));
-            }
-            states.put(e.getKey(), state);
-        }
-        return states;
+        builder.up();
     }
 }

@@ -17,9 +17,14 @@ import org.springframework.context.annotation.Bean;
  * define a {@code LatchkeyMetrics} bean and add it to the client with {@code client.addListener}.
  */
 @AutoConfiguration(after = LatchkeyAutoConfiguration.class, afterName = {
+        // Spring Boot 4
         "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-        "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"})
+        "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
+        // Spring Boot 3.5
+        "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration"})
 @ConditionalOnClass({LatchkeyMetrics.class, MeterRegistry.class})
 @ConditionalOnBean({LockClient.class, MeterRegistry.class})
 public class LatchkeyMetricsAutoConfiguration {

@@ -22,10 +22,6 @@ import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.health.contributor.Status;
-import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
-import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
-import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -38,8 +34,9 @@ class LatchkeyAutoConfigurationTest {
 
     private ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(LatchkeyAutoConfiguration.class, LatchkeyHealthAutoConfiguration.class,
+                .withConfiguration(AutoConfigurations.of(LatchkeyAutoConfiguration.class,
                         LatchkeyMetricsAutoConfiguration.class))
+                .withConfiguration(AutoConfigurations.of(BootLine.HEALTH))
                 .withPropertyValues("latchkey.uri=" + redis.uri(redis.endpoints()));
     }
 
@@ -232,34 +229,36 @@ class LatchkeyAutoConfigurationTest {
     @Test
     void healthIsUpWhileTheBackendAnswersAndDownWhenItDoesNot() {
         runner().withPropertyValues("latchkey.timeout=1s").run(context -> {
-            LatchkeyHealthIndicator health = context.getBean(LatchkeyHealthIndicator.class);
-            assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
-            assertThat(health.health(true).getDetails()).containsEntry("leasesHeld", 0L);
+            assertThat(BootLine.health(context).status()).isEqualTo("UP");
+            assertThat(BootLine.health(context).details()).containsEntry("leasesHeld", 0L)
+                    .containsEntry("backend", "redis").containsEntry("lock", "latchkey:health")
+                    .containsEntry("acquired", true);
             LockClient client = context.getBean(LockClient.class);
             String name = "health:" + ProcessHandle.current().pid() + ":" + System.nanoTime();
             try (Lease lease = client.lock(name).lock(Duration.ZERO)) {
                 // the count comes from the lock events, on the client's event thread
                 long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
-                while (!Long.valueOf(1).equals(health.health(true).getDetails().get("leasesHeld"))) {
+                while (!Long.valueOf(1).equals(BootLine.health(context).details().get("leasesHeld"))) {
                     assertThat(System.nanoTime() - deadline).as("leasesHeld 1 while a lock is held").isNegative();
                     Thread.sleep(20);
                 }
             }
             redis.pause();
             try {
-                var down = health.health(true);
-                assertThat(down.getStatus()).isEqualTo(Status.DOWN);
-                assertThat(down.getDetails()).containsKey("error");
+                var down = BootLine.health(context);
+                assertThat(down.status()).isEqualTo("DOWN");
+                assertThat(down.details()).containsKey("error").containsEntry("backend", "redis");
             } finally {
                 redis.unpause();
             }
         });
+        runner().withPropertyValues("management.health.latchkey.enabled=false")
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean("latchkeyHealthIndicator"));
     }
 
     @Test
     void withAMeterRegistryTheLockMetricsAreRegistered() {
-        runner().withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class,
-                CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class))
+        runner().withConfiguration(AutoConfigurations.of(BootLine.metricsAutoConfigurations()))
                 .withUserConfiguration(Jobs.class).run(context -> {
                     context.getBean(Jobs.Service.class).rebuild(1);
                     MeterRegistry registry = context.getBean(MeterRegistry.class);

@@ -21,8 +21,6 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.health.contributor.Health;
-import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationListener;
@@ -109,12 +107,13 @@ class LeaderOnlyBeansTest {
         ConfigurableApplicationContext second = startInstance(2, "feed");
         assertThat(worker(second).isRunning()).as("the standby's worker after its context started").isFalse();
 
-        Health leaderHealth = health(first);
-        assertThat(leaderHealth.getStatus()).isEqualTo(Status.UP);
-        assertThat(leaderHealth.getDetails()).containsEntry("elections", Map.of("feed", Map.of("leader", true, "term", firstTerm)));
-        Health standbyHealth = health(second);
-        assertThat(standbyHealth.getStatus()).as("a standby is healthy").isEqualTo(Status.UP);
-        assertThat(standbyHealth.getDetails()).as("a standby names the leader's owner")
+        BootLine.Health leaderHealth = BootLine.health(first);
+        assertThat(leaderHealth.status()).isEqualTo("UP");
+        assertThat(leaderHealth.details())
+                .containsEntry("elections", Map.of("feed", Map.of("leader", true, "term", firstTerm)));
+        BootLine.Health standbyHealth = BootLine.health(second);
+        assertThat(standbyHealth.status()).as("a standby is healthy").isEqualTo("UP");
+        assertThat(standbyHealth.details()).as("a standby names the leader's owner")
                 .containsEntry("elections", Map.of("feed", Map.of("leader", false, "ledBy", "instance-1")));
 
         long closing = System.nanoTime();
@@ -128,7 +127,7 @@ class LeaderOnlyBeansTest {
         await("instance 2's grant", () -> !second.getBean(Events.class).received.isEmpty());
         long secondTerm = second.getBean(Events.class).received.get(0).term();
         assertThat(secondTerm).as("the second term").isGreaterThan(firstTerm);
-        assertThat(health(second).getDetails()).containsEntry("elections",
+        assertThat(BootLine.health(second).details()).containsEntry("elections",
                 Map.of("feed", Map.of("leader", true, "term", secondTerm)));
         second.close();
         assertThat(journal()).as("starts, stops and events of both instances, in order").containsExactly(
@@ -150,14 +149,15 @@ class LeaderOnlyBeansTest {
         try (LockClient other = LockClient.connect(uri() + "?owner=batch-job")) {
             Lease held = other.lock("jobs").tryLock().orElseThrow();
             new ApplicationContextRunner()
-                    .withConfiguration(AutoConfigurations.of(LatchkeyAutoConfiguration.class, LatchkeyHealthAutoConfiguration.class))
+                    .withConfiguration(AutoConfigurations.of(LatchkeyAutoConfiguration.class))
+                    .withConfiguration(AutoConfigurations.of(BootLine.HEALTH))
                     .withPropertyValues("latchkey.uri=" + uri(), "latchkey.lease=" + LEASE.toMillis() + "ms", "latchkey.timeout=1s",
                             "instance=1", "election=jobs", "jobs.election=jobs")
                     .withUserConfiguration(TwoPhases.class)
                     .run(context -> {
                         assertThat(context).hasNotFailed();
                         assertThat(journal()).as("nothing started while another client holds the lock").isEmpty();
-                        assertThat(context.getBean(LatchkeyHealthIndicator.class).health(true).getDetails())
+                        assertThat(BootLine.health(context).details())
                                 .as("a plain holder of the election's lock leads as far as the backend knows")
                                 .containsEntry("elections", Map.of("jobs", Map.of("leader", false, "ledBy", "batch-job")));
                         long released = System.nanoTime();
@@ -234,10 +234,6 @@ class LeaderOnlyBeansTest {
 
     private static Worker worker(ConfigurableApplicationContext context) {
         return context.getBean(Worker.class);
-    }
-
-    private static Health health(ConfigurableApplicationContext context) {
-        return context.getBean(LatchkeyHealthIndicator.class).health(true);
     }
 
     private static void await(String what, BooleanSupplier condition) {
@@ -327,7 +323,8 @@ class LeaderOnlyBeansTest {
     }
 
     @Configuration(proxyBeanMethods = false)
-    @ImportAutoConfiguration({LatchkeyAutoConfiguration.class, LatchkeyHealthAutoConfiguration.class})
+    @ImportAutoConfiguration({LatchkeyAutoConfiguration.class, LatchkeyHealthAutoConfiguration.class,
+            LatchkeyBoot3HealthAutoConfiguration.class})
     static class Instance {
         @Bean
         FeedWorker feedWorker(@Value("${instance}") String instance) {
