@@ -7,9 +7,8 @@ import org.springframework.util.ClassUtils;
 
 /**
  * What differs between the Spring Boot lines the starter runs on, 3.5 and 4, for the tests, which run on
- * both: the health API and the packages of
- * the metrics auto-configuration. Each line's types are touched in a class of its own, loaded only on
- * that line.
+ * both (here on Boot 3.5, and in lock-spring-boot4-test on Boot 4): the health API and the packages of the
+ * metrics auto-configuration. Each line's types are touched in a class of its own, loaded only on that line.
  */
 final class BootLine {
 

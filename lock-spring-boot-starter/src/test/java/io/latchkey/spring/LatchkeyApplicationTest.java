@@ -21,7 +21,7 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * An application as a user writes it, {@code @EnableAutoConfiguration} with the starter, Actuator and
- * Micrometer on the class path, on the Boot line of the test run:
+ * Micrometer on the class path, on the Boot line of the test run (3.5 here, 4 in lock-spring-boot4-test):
  * the starter's list of auto-configurations gives the client of {@code latchkey.*}, a
  * {@code @DistributedLocked} method under its lock, the line's own health indicator with its details, the
  * endpoint, and the lock metrics in the application's registry. A real Redis.
