@@ -379,6 +379,32 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
     }
 
     /** {@link #call} for callers that cannot throw {@link InterruptedException}: it keeps the interrupt status. */
+    /**
+     * {@link #call(String, String, String, CompletableFuture)} for a request that puts a key which the caller
+     * deletes if it gives up: an interrupt while the request is in flight is thrown only once etcd answered it
+     * (or the timeout passed), waiting without being interrupted again, so that the delete sent next cannot
+     * reach etcd before the put and leave the key behind it, bound to the client's lease and queued ahead of
+     * every later request of the name for as long as the client lives.
+     */
+    <T> T callSettled(String name, String subject, String what, CompletableFuture<T> future)
+            throws InterruptedException {
+        try {
+            return call(name, subject, what, future.thenApply(answer -> answer)); // an interrupt cancels this copy
+        } catch (InterruptedException e) {
+            long until = System.nanoTime() + timeout.toNanos();
+            while (!future.isDone() && until - System.nanoTime() > 0) {
+                try {
+                    future.get(until - System.nanoTime(), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException again) {
+                    // still waiting for the put's answer: the delete must come after it
+                } catch (ExecutionException | TimeoutException done) {
+                    break; // refused: nothing was put; or no answer: the delete goes by name, and at the keepalives
+                }
+            }
+            throw e;
+        }
+    }
+
     <T> T callUninterruptibly(String lockName, String what, CompletableFuture<T> future) {
         return callUninterruptibly(lockName, subject(lockName), what, future);
     }

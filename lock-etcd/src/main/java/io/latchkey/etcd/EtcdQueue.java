@@ -98,7 +98,7 @@ final class EtcdQueue {
         ByteSequence blockers = EtcdLockBackend.bytes(lease.blockers());
         TxnResponse r;
         try {
-            r = backend.call(lease.lockName, lease.subject(), "queueing key '" + lease.keyString() + "'",
+            r = backend.callSettled(lease.lockName, lease.subject(), "queueing key '" + lease.keyString() + "'",
                     backend.client().getKVClient().txn()
                             .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                             .Then(Op.put(key, lease.value(),
