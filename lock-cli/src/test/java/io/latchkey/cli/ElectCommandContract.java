@@ -234,7 +234,8 @@ abstract class ElectCommandContract {
         String term = marks().get(0)[1];
         Cli shown = leader(name);
         shown.assertExits(bound(), ExitCodes.OK);
-        assertThat(shown.stdout()).as(shown.stderr()).startsWith("cli-node-7 term " + term + " (client started ")
+        assertThat(shown.stdout()).as(shown.stderr()).startsWith("cli-node-7 term " + term + " (")
+                .containsPattern("\\((held since|requested) \\S+Z by the (backend|holder)'s clock, client started ")
                 .contains(", thread latchkey-election-");
 
         candidate.signal("TERM");
