@@ -8,6 +8,7 @@ import static io.latchkey.redis.RedisScripts.INSPECT;
 import static io.latchkey.redis.RedisScripts.IS_GRANT;
 
 import io.latchkey.GrantTime;
+import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.spi.GrantRecord;
 import java.time.Duration;
 import java.time.Instant;
@@ -47,15 +48,37 @@ final class RedisAdmin {
      * plain EVAL to the master: the holder, token and since fields written with the grant, the key's PTTL as the
      * time Redis keeps it, and the queue's entries not yet stale at the server's time as the waiters. The
      * queue shares the lock key's hash slot ({@link RedisKeys#waitersKey}), so on a cluster too it is one script.
+     *
+     * <p>A read changes nothing, so one that finds no connection (a node that restarted, whose connection the
+     * client has not made again yet) is sent again until it is answered or the timeout has passed since the
+     * first: an inspect right after a restart reads the server rather than failing on the old connection.
      */
     Optional<GrantRecord> inspect(String lockName) {
         String key = backend.key(lockName);
-        List<Object> r = await(backend.redisson.getScript(StringCodec.INSTANCE).<List<Object>>evalAsync(key,
-                RScript.Mode.READ_WRITE, INSPECT, RScript.ReturnType.LIST, List.of(key, waitersKey(key)))
-                .toCompletableFuture(),
-                lockName, "while reading the holder of lock '" + lockName + "'");
-        return grant(r);
+        long until = System.nanoTime() + backend.timeout().toNanos();
+        while (true) {
+            try {
+                List<Object> r = await(backend.redisson.getScript(StringCodec.INSTANCE).<List<Object>>evalAsync(key,
+                        RScript.Mode.READ_WRITE, INSPECT, RScript.ReturnType.LIST, List.of(key, waitersKey(key)))
+                        .toCompletableFuture(),
+                        lockName, "while reading the holder of lock '" + lockName + "'");
+                return grant(r);
+            } catch (LockBackendUnavailableException e) {
+                if (until - System.nanoTime() <= RETRY_PAUSE.toNanos()) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(RETRY_PAUSE.toMillis());
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
     }
+
+    /** The pause before an inspect that found no connection is sent again. */
+    private static final Duration RETRY_PAUSE = Duration.ofMillis(50);
 
     /**
      * One script on the lock's key ({@link RedisScripts#FORCE_RELEASE}) that reads the grant as
