@@ -102,14 +102,19 @@ class RedisReadWriteWakeTest {
 
         woken.clear();
         write.close();
+        // both readers hold before either closes: a reader's release while the other still waits would wake it
+        // again, as a release wakes every waiter that can run
+        List<Lease> reads = new ArrayList<>();
         for (Future<Optional<Lease>> r : readers) {
-            try (Lease read = r.get(PATIENT.toMillis(), TimeUnit.MILLISECONDS).orElseThrow()) {
-                assertThat(read.fencingToken()).isGreaterThan(write.fencingToken());
-            }
+            Lease read = r.get(PATIENT.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
+            opened.addFirst(read::close);
+            reads.add(read);
+            assertThat(read.fencingToken()).isGreaterThan(write.fencingToken());
         }
         Awaitility.await().atMost(PATIENT).until(() -> woken.size() >= 2);
         assertThat(woken).as("wake-ups of the writer's release: each waiting reader once, no writer").hasSize(2)
                 .allMatch(f -> f.startsWith("r:")).doesNotHaveDuplicates();
+        reads.forEach(Lease::close);
     }
 
     @Test
