@@ -1,0 +1,5 @@
+/**
+ * Database servers for the JDBC backend's contract: {@link io.latchkey.testkit.jdbc.PostgresServer}
+ * (PostgreSQL 15, plain or TLS), one container built from Debian bookworm's own package.
+ */
+package io.latchkey.testkit.jdbc;
