@@ -1,0 +1,188 @@
+package io.latchkey.jdbc;
+
+import io.latchkey.LockBackendUnavailableException;
+import io.latchkey.LockException;
+import io.latchkey.spi.Deadline;
+import io.latchkey.spi.Durations;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import javax.sql.DataSource;
+
+/**
+ * Every call to the database, each bounded: a connection from the pool, the work on it with the
+ * driver's network timeout set to what is left of the call's bound, and the errors told as a user can
+ * act on them. A silent database (paused, cut off) therefore costs a call its bound and no more: the
+ * driver gives up on the socket, and the pool drops the connection.
+ *
+ * <p>A pool of Latchkey's own (HikariCP) waits for a connection at most {@code timeout}, its
+ * {@code connectionTimeout}. The application's own {@link DataSource} may wait longer, so a connection
+ * is asked of it on a thread of the backend and waited for within the call's bound; one that arrives
+ * later is closed at once.
+ *
+ * <p>Thread-safe.
+ */
+final class Database {
+
+    /** Work on one connection. */
+    interface Work<T> {
+        T run(Connection connection) throws SQLException;
+    }
+
+    private final DataSource dataSource;
+    private final boolean ownPool;
+    final Dialect dialect;
+    /** Where the tables live, for messages: the redacted URI, or the application's DataSource. */
+    final String where;
+    final Tables tables;
+    private final Duration timeout;
+    private final ExecutorService threads;
+
+    Database(DataSource dataSource, boolean ownPool, Dialect dialect, String where, Tables tables, Duration timeout,
+            ExecutorService threads) {
+        this.dataSource = dataSource;
+        this.ownPool = ownPool;
+        this.dialect = dialect;
+        this.where = where;
+        this.tables = tables;
+        this.timeout = timeout;
+        this.threads = threads;
+    }
+
+    Duration timeout() {
+        return timeout;
+    }
+
+    Executor executor() {
+        return threads;
+    }
+
+    /**
+     * Runs {@code work} on a connection in autocommit mode, within {@code bound}, again at once after a
+     * deadlock the database broke.
+     *
+     * @param lockName the lock the call is for, for the exception
+     * @param what what the call does, for messages: "the acquire of lock 'x'"
+     */
+    <T> T call(String lockName, String what, Deadline bound, Work<T> work) throws InterruptedException {
+        return run(lockName, what, bound, false, work);
+    }
+
+    /** {@link #call}, as one transaction at READ COMMITTED, rolled back if {@code work} throws. */
+    <T> T transaction(String lockName, String what, Deadline bound, Work<T> work) throws InterruptedException {
+        return run(lockName, what, bound, true, work);
+    }
+
+    private <T> T run(String lockName, String what, Deadline bound, boolean transaction, Work<T> work)
+            throws InterruptedException {
+        while (true) {
+            try (Connection c = connection(lockName, what, bound)) {
+                int previousTimeout = ownPool ? -1 : c.getNetworkTimeout();
+                long left = bound.remainingMillis();
+                if (left <= 0) {
+                    throw unavailable(lockName, what, null);
+                }
+                c.setNetworkTimeout(threads, (int) Math.min(Integer.MAX_VALUE, left));
+                try {
+                    return transaction ? inTransaction(c, work) : work.run(c);
+                } finally {
+                    if (!ownPool && !c.isClosed()) {
+                        c.setNetworkTimeout(threads, previousTimeout);
+                    }
+                }
+            } catch (SQLException e) {
+                if (dialect.isRetryable(e) && !bound.hasPassed()) {
+                    continue; // the database chose this transaction as a deadlock's victim: nothing of it is left
+                }
+                throw failure(lockName, what, e);
+            }
+        }
+    }
+
+    private static <T> T inTransaction(Connection c, Work<T> work) throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        int isolation = c.getTransactionIsolation();
+        c.setAutoCommit(false);
+        c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        try {
+            T result = work.run(c);
+            c.commit();
+            return result;
+        } catch (SQLException | RuntimeException e) {
+            try {
+                c.rollback();
+            } catch (SQLException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        } finally {
+            if (!c.isClosed()) {
+                c.setTransactionIsolation(isolation);
+                c.setAutoCommit(autoCommit);
+            }
+        }
+    }
+
+    /** A connection of the pool, within {@code bound}. */
+    Connection connection(String lockName, String what, Deadline bound) throws SQLException, InterruptedException {
+        if (ownPool) {
+            return dataSource.getConnection(); // HikariCP waits at most its connectionTimeout, the timeout option
+        }
+        CompletableFuture<Connection> borrowed = CompletableFuture.supplyAsync(() -> {
+            try {
+                return dataSource.getConnection();
+            } catch (SQLException e) {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        }, threads);
+        try {
+            return borrowed.get(Math.max(1, bound.remainingNanos()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            borrowed.thenAccept(Database::closeQuietly); // a connection that comes too late goes back at once
+            throw unavailable(lockName, what + " (no connection from the application's DataSource)", e);
+        } catch (InterruptedException e) {
+            borrowed.thenAccept(Database::closeQuietly);
+            throw e;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof SQLException sql) {
+                throw sql;
+            }
+            throw unavailable(lockName, what, e.getCause());
+        }
+    }
+
+    static void closeQuietly(AutoCloseable closeable) {
+        if (closeable != null) {
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                // closing anyway
+            }
+        }
+    }
+
+    /** What an {@link SQLException} of a call means for the user. */
+    LockException failure(String lockName, String what, SQLException e) {
+        if (dialect.isMissingTable(e)) {
+            return new LockException(lockName, what + " failed: " + tables.missing(where, dialect) + " (" + e.getMessage()
+                    + ")", e);
+        }
+        if (dialect.isDenied(e)) {
+            return new LockException(lockName, what + " was refused by " + where + ": " + e.getMessage() + "; "
+                    + tables.grantAdvice(dialect), e);
+        }
+        return unavailable(lockName, what, e);
+    }
+
+    LockBackendUnavailableException unavailable(String lockName, String what, Throwable cause) {
+        String reason = cause == null ? "" : ": " + (cause.getMessage() == null ? cause.toString() : cause.getMessage());
+        return new LockBackendUnavailableException(lockName, dialect + " database " + where + " did not complete " + what
+                + " within " + Durations.format(timeout) + reason + "; check that it runs and is reachable", cause);
+    }
+}

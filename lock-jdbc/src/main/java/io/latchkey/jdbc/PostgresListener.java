@@ -1,0 +1,98 @@
+package io.latchkey.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.ThreadFactory;
+import javax.sql.DataSource;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One connection per client that {@code LISTEN}s on the namespace's channel, and wakes the waiters of
+ * every name a release notifies (the payload is the key, {@code <kind>:<name>}). It holds its
+ * connection for as long as the client lives; when the connection fails it opens another after the
+ * poll interval and wakes every waiter, since notifications sent meanwhile are lost (each waiter also
+ * tries again on its own within the poll interval).
+ *
+ * <p>One thread, named {@code latchkey-jdbc-<n>-listen}, stopped by {@link #close()}.
+ */
+final class PostgresListener implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(PostgresListener.class);
+
+    private final DataSource dataSource;
+    private final String channel;
+    private final Wakeups wakeups;
+    private final Duration pollInterval;
+    private final Thread thread;
+    private volatile Connection connection;
+    private volatile boolean closed;
+
+    PostgresListener(DataSource dataSource, String channel, Wakeups wakeups, Duration pollInterval, ThreadFactory threads) {
+        this.dataSource = dataSource;
+        this.channel = channel;
+        this.wakeups = wakeups;
+        this.pollInterval = pollInterval;
+        this.thread = threads.newThread(this::run);
+        thread.start();
+    }
+
+    private void run() {
+        while (!closed) {
+            try (Connection c = dataSource.getConnection()) {
+                connection = c;
+                if (closed) {
+                    return;
+                }
+                try (Statement s = c.createStatement()) {
+                    s.execute("LISTEN " + channel);
+                }
+                wakeups.wakeAll(); // what was notified before LISTEN is lost: every waiter looks again
+                PGConnection pg = c.unwrap(PGConnection.class);
+                while (!closed) {
+                    PGNotification[] received = pg.getNotifications((int) Math.max(1, pollInterval.toMillis()));
+                    if (received != null) {
+                        for (PGNotification n : received) {
+                            wakeups.wake(n.getParameter());
+                        }
+                    }
+                }
+            } catch (SQLException | RuntimeException e) {
+                if (closed) {
+                    return;
+                }
+                log.debug("the LISTEN connection on channel {} failed; opening another in {}", channel, pollInterval, e);
+                try {
+                    Thread.sleep(pollInterval.toMillis());
+                } catch (InterruptedException interrupted) {
+                    return;
+                }
+            } finally {
+                connection = null;
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        Connection c = connection;
+        if (c != null) {
+            try {
+                c.abort(Runnable::run); // ends a getNotifications that blocks on the socket
+            } catch (SQLException | RuntimeException e) {
+                // closing anyway
+            }
+        }
+        thread.interrupt();
+        try {
+            thread.join(Math.max(1000, pollInterval.toMillis() * 2));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,161 @@
+package io.latchkey.jdbc;
+
+import io.latchkey.spi.Deadline;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Renews every row this client holds, once a tick (a third of the lease), on one thread and one
+ * connection: on PostgreSQL one statement per table for all of them ({@code owner = ANY(?)} ...
+ * {@code RETURNING owner}), so that a client holding a thousand locks sends two statements a tick; on
+ * MariaDB and MySQL, which return nothing from an {@code UPDATE}, one statement per row.
+ *
+ * <p>Each renewal sets the row's expiry to the database's clock plus the lease, only while the row
+ * still carries the grant's owner and has not expired; the time taken before the statement was sent
+ * is what the evidence is confirmed from. A row the statement did not renew is lost: it expired or
+ * another client ended it (an administrator's force release, a takeover after expiry). A statement
+ * that fails reports nothing: silence is not loss, and the validity deadline runs out on its own.
+ */
+final class Renewer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Renewer.class);
+
+    private final JdbcLockBackend backend;
+    private final Set<RowLease> held = ConcurrentHashMap.newKeySet();
+    private final ScheduledExecutorService ticks;
+    private final long leaseMillis;
+
+    Renewer(JdbcLockBackend backend, Duration lease, ThreadFactory threads) {
+        this.backend = backend;
+        this.leaseMillis = lease.toMillis();
+        this.ticks = Executors.newSingleThreadScheduledExecutor(threads);
+        long period = Math.max(1, leaseMillis / 3);
+        ticks.scheduleWithFixedDelay(this::tick, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    void add(RowLease lease) {
+        held.add(lease);
+    }
+
+    void remove(RowLease lease) {
+        held.remove(lease);
+    }
+
+    private void tick() {
+        if (held.isEmpty()) {
+            return;
+        }
+        List<RowLease> locks = new ArrayList<>();
+        List<RowLease> holders = new ArrayList<>();
+        for (RowLease l : held) {
+            (l.kind == 'L' ? locks : holders).add(l);
+        }
+        Database db = backend.db;
+        try {
+            db.call(null, "the renewal of " + held.size() + " held grants", Deadline.after(db.timeout()), c -> {
+                if (db.dialect == Dialect.POSTGRESQL) {
+                    renewAll(c, backend.tables.names(), locks);
+                    renewAll(c, backend.tables.holders(), holders);
+                } else {
+                    for (RowLease l : locks) {
+                        renewOne(c, l);
+                    }
+                    for (RowLease l : holders) {
+                        renewOne(c, l);
+                    }
+                }
+                return null;
+            });
+        } catch (RuntimeException e) {
+            log.debug("renewal failed; the grants stay valid until their deadlines unless a later renewal answers", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void renewAll(Connection c, String table, List<RowLease> leases) throws SQLException {
+        if (leases.isEmpty()) {
+            return;
+        }
+        String now = backend.db.dialect.now;
+        String[] owners = leases.stream().map(l -> l.owner).toArray(String[]::new);
+        long sentAt = System.nanoTime();
+        Set<String> renewed = new HashSet<>();
+        try (PreparedStatement s = c.prepareStatement("UPDATE " + table + " SET expires_ms = " + now + " + ? WHERE owner = ANY(?)"
+                + " AND expires_ms > " + now + " RETURNING owner")) {
+            s.setLong(1, leaseMillis);
+            Array array = c.createArrayOf("varchar", owners);
+            s.setArray(2, array);
+            try (ResultSet r = s.executeQuery()) {
+                while (r.next()) {
+                    renewed.add(r.getString(1));
+                }
+            }
+        }
+        for (RowLease l : leases) {
+            report(l, renewed.contains(l.owner), sentAt);
+        }
+    }
+
+    private void renewOne(Connection c, RowLease l) throws SQLException {
+        String now = backend.db.dialect.now;
+        long sentAt = System.nanoTime();
+        int updated;
+        if (l.kind == 'L') {
+            try (PreparedStatement s = c.prepareStatement("UPDATE " + backend.tables.names() + " SET expires_ms = " + now
+                    + " + ? WHERE kind = 'L' AND name = ? AND owner = ? AND expires_ms > " + now)) {
+                s.setLong(1, leaseMillis);
+                s.setString(2, l.name);
+                s.setString(3, l.owner);
+                updated = s.executeUpdate();
+            }
+        } else {
+            try (PreparedStatement s = c.prepareStatement("UPDATE " + backend.tables.holders() + " SET expires_ms = " + now
+                    + " + ? WHERE owner = ? AND expires_ms > " + now)) {
+                s.setLong(1, leaseMillis);
+                s.setString(2, l.owner);
+                updated = s.executeUpdate();
+            }
+        }
+        report(l, updated > 0, sentAt);
+    }
+
+    private void report(RowLease l, boolean renewed, long sentAt) {
+        if (!held.contains(l)) {
+            return; // released meanwhile: its row may be gone for that reason
+        }
+        if (renewed) {
+            l.evidence.confirmed(sentAt, Duration.ofMillis(leaseMillis));
+        } else {
+            log.warn("{}: the row no longer carries this grant (it expired, or was ended by another client)", l.where());
+            held.remove(l);
+            l.evidence.lost(l.where() + " no longer carries this grant: it expired on the database's clock, or another"
+                    + " client ended it", null);
+        }
+    }
+
+    @Override
+    public void close() {
+        ticks.shutdownNow();
+        try {
+            ticks.awaitTermination(backend.db.timeout().toMillis() * 2, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,101 @@
+package io.latchkey.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.regex.Pattern;
+
+/**
+ * The two tables of a namespace: {@code <namespace>_names} (one row per name and kind, the token
+ * counter, kept after release) and {@code <namespace>_holders} (one row per held permit, reader or
+ * writer). The namespace is their prefix and the name of the {@code LISTEN} channel
+ * ({@code <namespace>_release}) on PostgreSQL.
+ */
+record Tables(String namespace) {
+
+    /** The namespace used when none is given. */
+    static final String DEFAULT_NAMESPACE = "latchkey";
+
+    private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,39}");
+
+    /**
+     * The tables of {@code namespace}.
+     *
+     * @throws IllegalArgumentException if the namespace is not a plain lower-case SQL identifier
+     */
+    static Tables of(String namespace, String where) {
+        String ns = namespace == null ? DEFAULT_NAMESPACE : namespace;
+        if (!IDENTIFIER.matcher(ns).matches()) {
+            throw new IllegalArgumentException("namespace='" + ns + "' of " + where + " is not a table prefix: on a database"
+                    + " the namespace names Latchkey's tables (<namespace>_names, <namespace>_holders), so it must be 1 to"
+                    + " 40 lower-case letters, digits or '_', starting with a letter or '_'; for example namespace=latchkey");
+        }
+        return new Tables(ns);
+    }
+
+    String names() {
+        return namespace + "_names";
+    }
+
+    String holders() {
+        return namespace + "_holders";
+    }
+
+    /** The PostgreSQL channel that releases notify, and waiters listen on. */
+    String channel() {
+        return namespace + "_release";
+    }
+
+    /**
+     * Makes sure both tables exist: creates them when the user may ({@code CREATE TABLE IF NOT EXISTS}),
+     * and otherwise checks that they are there and readable.
+     *
+     * @throws SQLException if they are missing and cannot be created, or cannot be read
+     */
+    void ensure(Connection c, Dialect dialect, boolean create) throws SQLException {
+        if (create && !present(c)) {
+            try (Statement s = c.createStatement()) {
+                for (String ddl : dialect.ddlStatements(namespace)) {
+                    s.execute(ddl);
+                }
+            } catch (SQLException e) {
+                if (!dialect.isDenied(e)) {
+                    throw e;
+                }
+                // not allowed to create: perhaps another user did, which the check below finds
+            }
+        }
+        try (Statement s = c.createStatement()) {
+            s.executeQuery("SELECT kind, name, token, owner, expires_ms, holder, since_ms, permits, last_slot,"
+                    + " waiting_writer, waiting_until_ms FROM " + names() + " WHERE 1 = 0").close();
+            s.executeQuery("SELECT kind, name, slot, owner, token, expires_ms, holder, since_ms FROM " + holders()
+                    + " WHERE 1 = 0").close();
+        }
+    }
+
+    private boolean present(Connection c) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.executeQuery("SELECT 1 FROM " + names() + " WHERE 1 = 0").close();
+            s.executeQuery("SELECT 1 FROM " + holders() + " WHERE 1 = 0").close();
+            return true;
+        } catch (SQLException e) {
+            if (!c.getAutoCommit()) {
+                c.rollback();
+            }
+            return false;
+        }
+    }
+
+    /** The message for tables that are not there: which, and the DDL that makes them. */
+    String missing(String where, Dialect dialect) {
+        return "Latchkey's tables " + names() + " and " + holders() + " are not in " + where + " and this user may not"
+                + " create them; have them created once with this DDL (shipped in lock-jdbc as io/latchkey/jdbc/schema-"
+                + dialect + ".sql):\n" + dialect.ddlFor(namespace);
+    }
+
+    /** Advice for a user that may not use the tables. */
+    String grantAdvice(Dialect dialect) {
+        return "Latchkey's user needs SELECT, INSERT, UPDATE and DELETE on " + names() + " and " + holders()
+                + " (and CREATE where it is to create them)";
+    }
+}
