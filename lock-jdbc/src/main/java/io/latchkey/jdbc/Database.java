@@ -26,6 +26,11 @@ import javax.sql.DataSource;
  * is asked of it on a thread of the backend and waited for within the call's bound; one that arrives
  * later is closed at once.
  *
+ * <p>A call whose connection fails (the server restarted and closed it, or it was cut) runs again on
+ * another connection while its bound lasts. Every call may run twice: each write is guarded by the
+ * grant's owner, so a grant that committed before its connection failed is found again, not taken
+ * twice, and a release or renewal repeated changes nothing.
+ *
  * <p>Thread-safe.
  */
 final class Database {
@@ -34,6 +39,9 @@ final class Database {
     interface Work<T> {
         T run(Connection connection) throws SQLException;
     }
+
+    /** The pause before a call runs again on another connection after its connection failed. */
+    private static final long RETRY_MILLIS = 50;
 
     private final DataSource dataSource;
     private final boolean ownPool;
@@ -99,6 +107,12 @@ final class Database {
             } catch (SQLException e) {
                 if (dialect.isRetryable(e) && !bound.hasPassed()) {
                     continue; // the database chose this transaction as a deadlock's victim: nothing of it is left
+                }
+                if (dialect.isConnectionFailure(e) && bound.remainingMillis() > RETRY_MILLIS) {
+                    // a pooled connection the server closed (a restart) fails at its first use: the work is
+                    // idempotent (every write is guarded by the grant's owner), so it runs again on another
+                    Thread.sleep(RETRY_MILLIS);
+                    continue;
                 }
                 throw failure(lockName, what, e);
             }

@@ -111,6 +111,15 @@ enum Dialect {
         return "40001".equals(state) || "40P01".equals(state) || e.getErrorCode() == 1213 || e.getErrorCode() == 1205;
     }
 
+    /** The connection failed, or the server ended it (a shutdown or restart): another connection may work. */
+    boolean isConnectionFailure(java.sql.SQLException e) {
+        String state = e.getSQLState();
+        return e instanceof java.sql.SQLTransientConnectionException || e instanceof java.sql.SQLRecoverableException
+                || e instanceof java.sql.SQLNonTransientConnectionException
+                || (state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02")
+                        || state.equals("57P03")));
+    }
+
     /** A duplicate key. */
     boolean isDuplicate(java.sql.SQLException e) {
         return "23505".equals(e.getSQLState()) || e.getErrorCode() == 1062;

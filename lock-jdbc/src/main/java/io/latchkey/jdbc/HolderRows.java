@@ -165,10 +165,56 @@ final class HolderRows {
         }
     }
 
+    /**
+     * Writes or refreshes a lock waiter's row (kind {@code Q}), expiring {@code leaseMillis} from the
+     * database's now; the first write also deletes the name's expired waiter rows (of crashed waiters).
+     */
+    void queue(Connection c, String name, long slot, String owner, long leaseMillis, boolean first) throws SQLException {
+        if (first) {
+            try (PreparedStatement s = c.prepareStatement("DELETE FROM " + tables.holders() + " WHERE kind = 'Q' AND name = ?"
+                    + " AND expires_ms <= " + now)) {
+                s.setString(1, name);
+                s.executeUpdate();
+            }
+            try (PreparedStatement s = c.prepareStatement("INSERT INTO " + tables.holders() + " (kind, name, slot, owner,"
+                    + " token, expires_ms, since_ms) VALUES ('Q', ?, ?, ?, 0, " + now + " + ?, " + now + ")")) {
+                s.setString(1, name);
+                s.setLong(2, slot);
+                s.setString(3, owner);
+                s.setLong(4, leaseMillis);
+                s.executeUpdate();
+                return;
+            } catch (SQLException e) {
+                if (!dialect.isDuplicate(e)) { // a retried insert that had committed: refreshed below
+                    throw e;
+                }
+            }
+        }
+        try (PreparedStatement s = c.prepareStatement("UPDATE " + tables.holders() + " SET expires_ms = " + now + " + ?"
+                + " WHERE kind = 'Q' AND name = ? AND owner = ?")) {
+            s.setLong(1, leaseMillis);
+            s.setString(2, name);
+            s.setString(3, owner);
+            s.executeUpdate();
+        }
+    }
+
+    /** How many waiters of lock {@code name} are counted now. */
+    int waiters(Connection c, String name) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("SELECT count(*) FROM " + tables.holders() + " WHERE kind = 'Q'"
+                + " AND name = ? AND expires_ms > " + now)) {
+            s.setString(1, name);
+            try (ResultSet r = s.executeQuery()) {
+                r.next();
+                return r.getInt(1);
+            }
+        }
+    }
+
     /** Deletes the holder row if it still carries {@code owner}; on PostgreSQL notifies the release in the same statement. */
     void release(Connection c, char kind, String name, String owner, String wakeKey) throws SQLException {
         String delete = "DELETE FROM " + tables.holders() + " WHERE kind = ? AND name = ? AND owner = ?";
-        if (dialect.notifies()) {
+        if (dialect.notifies() && wakeKey != null) {
             try (PreparedStatement s = c.prepareStatement("WITH r AS (" + delete + " RETURNING name) SELECT pg_notify(?, ?)"
                     + " FROM r")) {
                 s.setString(1, String.valueOf(kind));

@@ -160,16 +160,19 @@ final class JdbcLockBackend implements SemaphoreBackend, ReadWriteBackend {
     public BackendLease acquire(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         String holder = stamp.forCurrentThread();
         String where = describe(lockName);
+        String owner = newOwner(); // one per acquire: an attempt that runs again finds its own grant
+        Queued queued = new Queued(lockName, owner);
         return await(Wakeups.key('L', lockName), lockName, where, deadline, bound -> {
-            String owner = newOwner();
             long sentAt = System.nanoTime();
             LockRows.Attempt a = db.call(lockName, "the acquire of " + where, bound,
                     c -> locks.grant(c, lockName, owner, leaseMillis, holder));
             if (!a.granted()) {
+                queued.refresh(bound);
                 return new Outcome<>(null, a.holderLeftMillis());
             }
+            queued.leave();
             return new Outcome<>(granted(new LockLease(this, lockName, owner, a.token(), evidence), sentAt), 0);
-        }, () -> { });
+        }, queued::leave);
     }
 
     private <L extends RowLease> L granted(L lease, long sentAt) {
@@ -192,13 +195,18 @@ final class JdbcLockBackend implements SemaphoreBackend, ReadWriteBackend {
 
     private PermitLease acquirePermit(String name, int permits, Deadline deadline, LeaseEvidence evidence, String holder,
             String where) throws InterruptedException {
+        String owner = newOwner(); // one per acquire: an attempt that runs again finds its own grant
         return await(Wakeups.key('S', name), name, where, deadline, bound -> {
-            String owner = newOwner();
             long sentAt = System.nanoTime();
             PermitRow granted = db.transaction(name, "the acquire of a permit of " + where, bound, c -> {
                 HolderRows.NameRow row = holders.lockName(c, 'S', name, permits);
                 holders.dropExpired(c, "'S'", name);
                 List<HolderRows.Held> held = holders.held(c, "'S'", name);
+                for (HolderRows.Held h : held) {
+                    if (h.owner().equals(owner)) { // an earlier attempt committed before its connection failed
+                        return new PermitRow((int) h.slot(), h.token(), 0);
+                    }
+                }
                 if (row.permits() == null || row.permits() != permits) {
                     if (!held.isEmpty()) {
                         throw new MismatchException(row.permits());
@@ -259,13 +267,18 @@ final class JdbcLockBackend implements SemaphoreBackend, ReadWriteBackend {
         String waiter = newOwner(); // a writer's mark while it waits
         String what = (mode == 'R' ? "the acquire of a read grant of " : "the acquire of the write grant of ") + where;
         Runnable gaveUp = mode == 'R' ? () -> { } : () -> clearWaitingWriter(name, waiter);
+        String owner = newOwner(); // one per acquire: an attempt that runs again finds its own grant
         return await(Wakeups.key('W', name), name, where, deadline, bound -> {
-            String owner = newOwner();
             long sentAt = System.nanoTime();
             long[] granted = db.transaction(name, what, bound, c -> {
                 HolderRows.NameRow row = holders.lockName(c, 'W', name, null);
                 holders.dropExpired(c, "'R', 'W'", name);
                 List<HolderRows.Held> held = holders.held(c, "'R', 'W'", name);
+                for (HolderRows.Held h : held) {
+                    if (h.owner().equals(owner)) { // an earlier attempt committed before its connection failed
+                        return new long[] {h.token(), 0};
+                    }
+                }
                 boolean otherWriterWaits = row.waitingWriter() != null && row.waitingLeftMillis() > 0
                         && !row.waitingWriter().equals(waiter);
                 long soonest = held.stream().mapToLong(HolderRows.Held::leftMillis).min().orElse(0);
@@ -304,6 +317,55 @@ final class JdbcLockBackend implements SemaphoreBackend, ReadWriteBackend {
         }
     }
 
+    /**
+     * A lock's waiter as other clients count it ({@link GrantRecord#waiters()}): a row of kind {@code Q} in
+     * the holders table while it waits, expiring a lease after its last refresh (each try refreshes it
+     * when a third of the lease has passed), deleted when the waiter is granted or gives up. Waiting costs
+     * the database one statement per refresh; an acquire that does not wait writes none.
+     */
+    private final class Queued {
+        private final String name;
+        private final String owner;
+        private final long slot = ThreadLocalRandom.current().nextLong(Long.MAX_VALUE);
+        private long refreshedAt;
+        private boolean inserted;
+
+        Queued(String name, String owner) {
+            this.name = name;
+            this.owner = owner;
+        }
+
+        void refresh(Deadline bound) throws InterruptedException {
+            long now = System.nanoTime();
+            if (inserted && now - refreshedAt < java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(leaseMillis / 3)) {
+                return;
+            }
+            db.call(name, "counting a waiter of " + describe(name), bound, c -> {
+                holders.queue(c, name, slot, owner, leaseMillis, !inserted);
+                return null;
+            });
+            inserted = true;
+            refreshedAt = now;
+        }
+
+        void leave() {
+            if (!inserted) {
+                return;
+            }
+            inserted = false;
+            try {
+                db.call(name, "removing a waiter of " + describe(name), Deadline.after(db.timeout()), c -> {
+                    holders.release(c, 'Q', name, owner, null);
+                    return null;
+                });
+            } catch (RuntimeException e) {
+                log.debug("lock '{}': a waiter's row stays until it expires", name, e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     /** Releases a row of this client: frees or deletes it where it still carries the grant's owner, and wakes waiters. */
     void releaseRow(RowLease lease) {
         renewer.remove(lease);
@@ -327,13 +389,23 @@ final class JdbcLockBackend implements SemaphoreBackend, ReadWriteBackend {
     @Override
     public Optional<GrantRecord> inspect(String lockName) throws InterruptedException {
         return db.call(lockName, "reading the holder of " + describe(lockName), Deadline.after(db.timeout()),
-                c -> locks.inspect(c, lockName, false));
+                c -> withWaiters(c, lockName, locks.inspect(c, lockName, false)));
+    }
+
+    /** {@code grant} with the waiters counted now. */
+    private Optional<GrantRecord> withWaiters(java.sql.Connection c, String lockName, Optional<GrantRecord> grant)
+            throws java.sql.SQLException {
+        if (grant.isEmpty()) {
+            return grant;
+        }
+        GrantRecord g = grant.get();
+        return Optional.of(new GrantRecord(g.holder(), g.token(), g.expiresIn(), holders.waiters(c, lockName), g.since()));
     }
 
     @Override
     public Optional<GrantRecord> forceRelease(String lockName) throws InterruptedException {
         Optional<GrantRecord> ended = db.transaction(lockName, "the force release of " + describe(lockName),
-                Deadline.after(db.timeout()), c -> locks.force(c, lockName));
+                Deadline.after(db.timeout()), c -> withWaiters(c, lockName, locks.force(c, lockName)));
         wakeups.wake(Wakeups.key('L', lockName));
         return ended;
     }

@@ -56,7 +56,7 @@ final class LockRows {
                 + " expires_ms, holder, since_ms) VALUES ('L', ?, 1, ?, " + now + " + ?, ?, " + now + ")"
                 + " ON CONFLICT (kind, name) DO UPDATE SET token = t.token + 1, owner = EXCLUDED.owner,"
                 + " expires_ms = EXCLUDED.expires_ms, holder = EXCLUDED.holder, since_ms = EXCLUDED.since_ms"
-                + " WHERE t.owner IS NULL OR t.expires_ms <= " + now + " RETURNING t.token)"
+                + " WHERE t.owner IS NULL OR t.expires_ms <= " + now + " OR t.owner = EXCLUDED.owner RETURNING t.token)"
                 + " SELECT token, 0 FROM g UNION ALL SELECT 0, expires_ms - " + now + " FROM " + t
                 + " WHERE kind = 'L' AND name = ? AND NOT EXISTS (SELECT 1 FROM g)")) {
             s.setString(1, name);
@@ -74,11 +74,12 @@ final class LockRows {
         String t = tables.names();
         try (PreparedStatement s = c.prepareStatement("UPDATE " + t + " SET token = LAST_INSERT_ID(token + 1), owner = ?,"
                 + " expires_ms = " + now + " + ?, holder = ?, since_ms = " + now + " WHERE kind = 'L' AND name = ?"
-                + " AND (owner IS NULL OR expires_ms <= " + now + ")", Statement.RETURN_GENERATED_KEYS)) {
+                + " AND (owner IS NULL OR expires_ms <= " + now + " OR owner = ?)", Statement.RETURN_GENERATED_KEYS)) {
             s.setString(1, owner);
             s.setLong(2, leaseMillis);
             s.setString(3, holder);
             s.setString(4, name);
+            s.setString(5, owner);
             if (s.executeUpdate() == 1) {
                 return new Attempt(lastInsertId(c, s), 0);
             }

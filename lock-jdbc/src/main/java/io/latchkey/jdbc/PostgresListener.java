@@ -79,18 +79,10 @@ final class PostgresListener implements AutoCloseable {
 
     @Override
     public void close() {
-        closed = true;
-        Connection c = connection;
-        if (c != null) {
-            try {
-                c.abort(Runnable::run); // ends a getNotifications that blocks on the socket
-            } catch (SQLException | RuntimeException e) {
-                // closing anyway
-            }
-        }
+        closed = true; // seen within the poll interval, when getNotifications returns
         thread.interrupt();
         try {
-            thread.join(Math.max(1000, pollInterval.toMillis() * 2));
+            thread.join(pollInterval.toMillis() * 2 + 1000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -59,10 +59,11 @@ record Tables(String namespace) {
                     s.execute(ddl);
                 }
             } catch (SQLException e) {
-                if (!dialect.isDenied(e)) {
+                // not allowed to create, or another client created them at the same moment (PostgreSQL's
+                // IF NOT EXISTS is not safe against a concurrent CREATE): the check below tells
+                if (!present(c)) {
                     throw e;
                 }
-                // not allowed to create: perhaps another user did, which the check below finds
             }
         }
         try (Statement s = c.createStatement()) {

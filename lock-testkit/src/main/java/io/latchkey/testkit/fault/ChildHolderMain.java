@@ -187,8 +187,9 @@ public final class ChildHolderMain {
 
     /**
      * Runs {@code call} and answers {@code trying} once this thread waits inside it (for the backend's
-     * answer, or between its attempts), or once it returned, whichever is first: a parent that stops
-     * this process on reading {@code trying} stops it during the call, after it began.
+     * answer, parked or blocked reading a socket, or between its attempts), or once it returned, whichever
+     * is first: a parent that stops this process on reading {@code trying} stops it during the call, after
+     * it began.
      */
     private static <T> T announced(PrintStream out, java.util.concurrent.Callable<T> call) throws Exception {
         Thread caller = Thread.currentThread();
@@ -196,7 +197,7 @@ public final class ChildHolderMain {
         Thread announcer = new Thread(() -> {
             while (!returned.get()) {
                 Thread.State state = caller.getState();
-                if (state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING) {
+                if (state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING || readsSocket(caller)) {
                     break;
                 }
                 java.util.concurrent.locks.LockSupport.parkNanos(200_000);
@@ -211,6 +212,22 @@ public final class ChildHolderMain {
             returned.set(true);
             announcer.join(); // "trying" comes before the call's own answer
         }
+    }
+
+    /**
+     * Whether {@code thread} blocks reading a socket, as a client that calls its server on the calling thread
+     * (a JDBC driver) waits for the answer: the thread is {@code RUNNABLE} in a native poll then.
+     */
+    private static boolean readsSocket(Thread thread) {
+        StackTraceElement[] stack = thread.getStackTrace();
+        for (int i = 0; i < Math.min(4, stack.length); i++) {
+            String frame = stack[i].getClassName() + "." + stack[i].getMethodName();
+            if (frame.equals("sun.nio.ch.Net.poll") || frame.equals("sun.nio.ch.NioSocketImpl.park")
+                    || frame.equals("java.net.SocketInputStream.socketRead0")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static String oneLine(Throwable e) {
