@@ -5,6 +5,8 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.GetOption;
 import io.latchkey.testkit.LockServer;
 import io.latchkey.testkit.etcd.EtcdServer;
+import io.latchkey.testkit.jdbc.MariaDbServer;
+import io.latchkey.testkit.jdbc.PostgresServer;
 import io.latchkey.testkit.kafka.KafkaServer;
 import io.latchkey.testkit.redis.RedisServer;
 import io.latchkey.testkit.zookeeper.ZooKeeperServer;
@@ -25,7 +27,7 @@ import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
 /**
- * The four backends: how the kit starts a server for each, the raw clients Latchkey is compared with,
+ * The backends: how the kit starts a server for each, the raw clients Latchkey is compared with,
  * and how to count what a run leaves on the server.
  */
 enum Backend {
@@ -39,7 +41,13 @@ enum Backend {
                     new Variant("lease + txn floor", RawLockers::jetcdTxn))),
     // a joining consumer needs a rebalance before it waits like the others: hold long enough for it
     KAFKA(KafkaServer::start, Duration.ofSeconds(1),
-            List.of(new Variant("naive consumer lock", RawLockers::kafkaNaive)));
+            List.of(new Variant("naive consumer lock", RawLockers::kafkaNaive))),
+    POSTGRESQL(PostgresServer::start, Duration.ofMillis(50),
+            List.of(new Variant("ShedLock JdbcTemplateLockProvider", JdbcLockers::shedLock),
+                    new Variant("Spring JdbcLockRegistry", JdbcLockers::springRegistry))),
+    MARIADB(MariaDbServer::start, Duration.ofMillis(50),
+            List.of(new Variant("ShedLock JdbcTemplateLockProvider", JdbcLockers::shedLock),
+                    new Variant("Spring JdbcLockRegistry", JdbcLockers::springRegistry)));
 
     /** Latchkey's variant, the same for every backend: the URI selects the provider. */
     static final Variant LATCHKEY = new Variant("Latchkey", LatchkeyLocker::new);
@@ -73,7 +81,7 @@ enum Backend {
                 return b;
             }
         }
-        throw new IllegalArgumentException("unknown backend '" + key + "': use redis, zookeeper, etcd or kafka");
+        throw new IllegalArgumentException("unknown backend '" + key + "': use redis, zookeeper, etcd, kafka, postgresql or mariadb");
     }
 
     LockServer startServer() {
@@ -99,7 +107,7 @@ enum Backend {
 
     /**
      * How many objects the server holds now: Redis keys (DBSIZE), ZooKeeper nodes outside
-     * {@code /zookeeper}, etcd keys, Kafka topics plus groups.
+     * {@code /zookeeper}, etcd keys, Kafka topics plus groups, the rows of the database's tables.
      */
     long serverObjects(Target t) throws Exception {
         switch (this) {
@@ -135,6 +143,9 @@ enum Backend {
                     return a.listTopics().names().get().size() + a.listGroups().all().get().size();
                 }
             }
+            case POSTGRESQL:
+            case MARIADB:
+                return JdbcLockers.rows(t);
             default:
                 throw new AssertionError(this);
         }

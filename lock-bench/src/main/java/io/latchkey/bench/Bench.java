@@ -23,7 +23,7 @@ import java.util.Map;
  * per backend: the median over rounds of each measure, and the ratio Latchkey / raw client per round,
  * its median and min–max.
  *
- * <p>Options (defaults in brackets): {@code --backends redis,zookeeper,etcd,kafka [all]},
+ * <p>Options (defaults in brackets): {@code --backends redis,zookeeper,etcd,kafka,postgresql,mariadb [all]},
  * {@code --scenarios uncontended,contended,handover,crash,connect,names,readwrite [all]}, {@code --rounds N [3]},
  * {@code --seconds S} per timed scenario and variant [3], {@code --names N} for the distinct-names
  * scenario [1000], {@code --lease 6s} and {@code --timeout 2s} for every variant,
