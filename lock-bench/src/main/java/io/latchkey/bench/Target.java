@@ -7,7 +7,8 @@ import java.util.List;
 /**
  * The server a backend's variants share in one run: its connection URI without a query, and the
  * lease every variant is given (Latchkey's {@code lease}, Redisson's watchdog timeout, Curator's session
- * timeout, the etcd lease TTL, Kafka's {@code session.timeout.ms}).
+ * timeout, the etcd lease TTL, Kafka's {@code session.timeout.ms}, ShedLock's
+ * {@code lockAtMostFor}, JdbcLockRegistry's TTL).
  */
 record Target(String uri, Duration lease, Duration timeout) {
 

@@ -6,8 +6,9 @@
  * <ul>
  *   <li>Every variant gets the same lease (Latchkey's {@code lease}, Redisson's
  *       {@code lockWatchdogTimeout}, Curator's session timeout, the etcd lease TTL, Kafka's
- *       {@code session.timeout.ms}) and its client's defaults otherwise: a raw client is used as its
- *       documentation shows, not tuned (Redisson's default pool opens 24 connections at connect, for one).</li>
+ *       {@code session.timeout.ms}, ShedLock's {@code lockAtMostFor}, JdbcLockRegistry's TTL) and its
+ *       client's defaults otherwise: a raw client is used as its documentation shows, not tuned
+ *       (Redisson's default pool opens 24 connections at connect, for one).</li>
  *   <li>Latchkey is used through {@code LockClient.connect(uri)} alone, the way an application does;
  *       the raw clients' lock objects are made per acquisition.</li>
  *   <li>jetcd's Lock and the txn floor keep one lease per thread: the Lock RPC's key is the name plus
@@ -17,6 +18,13 @@
  *   <li>Hand-over is timed from the start of the holder's release to another client's grant; a holder
  *       keeps the lock for a while (50 ms, Kafka 1 s) so that the others are queued on the server, and
  *       waits again only once another client holds it.</li>
+ *   <li>The JDBC competitors (PostgreSQL and MariaDB) each get a HikariCP pool sized as Latchkey's
+ *       own is by default (4 connections, 1 kept idle), and their tables from their projects' DDL:
+ *       ShedLock's documented {@code shedlock} table ({@code TIMESTAMP(3)} on MariaDB, as its docs give),
+ *       Spring Integration's {@code INT_LOCK} from the schema script in its jar. ShedLock's
+ *       {@code JdbcTemplateLockProvider} runs {@code usingDbTime()} with {@code lockAtLeastFor} zero;
+ *       it cannot wait, so its locker tries again every 100 ms until the wait is over: the interval
+ *       JdbcLockRegistry waits between tries by default, and Latchkey's default poll on MariaDB.</li>
  *   <li>Crash failover: the holder runs in a child JVM, the waiter here has waited one second when the
  *       child is killed with SIGKILL; the time from the kill to the grant.</li>
  * </ul>
