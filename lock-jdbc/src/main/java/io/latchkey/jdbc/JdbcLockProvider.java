@@ -202,6 +202,10 @@ public final class JdbcLockProvider implements LockProviderFactory {
             if (actual != dialect) {
                 db = new Database(dataSource, ownPool, actual, where, tables, options.timeout(), threads);
             }
+        } catch (Tables.Missing e) {
+            threads.shutdownNow();
+            throw new IllegalArgumentException(tables.missing(where, db.dialect) + "\n(creating them failed: "
+                    + e.getMessage() + ")", e.getCause());
         } catch (LockException e) {
             threads.shutdownNow();
             if (e.getCause() instanceof SQLException sql && db.dialect.isMissingTable(sql)) {
@@ -222,7 +226,8 @@ public final class JdbcLockProvider implements LockProviderFactory {
             RuntimeException e) {
         if (sql != null && dialect.isDenied(sql)) {
             return new IllegalArgumentException(dialect + " at " + where + " refused the user: " + sql.getMessage()
-                    + "; check the user and password in the URI", e);
+                    + "; check the user and password in the URI, and that the server's access rules (pg_hba.conf on"
+                    + " PostgreSQL, the user's host on MariaDB) admit this connection, TLS or not (sslmode)", e);
         }
         if (sql != null && ("3D000".equals(sql.getSQLState()) || sql.getErrorCode() == 1049)) {
             return new IllegalArgumentException(dialect + " at " + where + " has no such database: " + sql.getMessage()

@@ -50,7 +50,8 @@ record Tables(String namespace) {
      * Makes sure both tables exist: creates them when the user may ({@code CREATE TABLE IF NOT EXISTS}),
      * and otherwise checks that they are there and readable.
      *
-     * @throws SQLException if they are missing and cannot be created, or cannot be read
+     * @throws Missing if they are missing and this user could not create them
+     * @throws SQLException if they cannot be read
      */
     void ensure(Connection c, Dialect dialect, boolean create) throws SQLException {
         if (create && !present(c)) {
@@ -62,7 +63,7 @@ record Tables(String namespace) {
                 // not allowed to create, or another client created them at the same moment (PostgreSQL's
                 // IF NOT EXISTS is not safe against a concurrent CREATE): the check below tells
                 if (!present(c)) {
-                    throw e;
+                    throw new Missing(e);
                 }
             }
         }
@@ -84,6 +85,13 @@ record Tables(String namespace) {
                 c.rollback();
             }
             return false;
+        }
+    }
+
+    /** The tables are missing, and creating them failed with the cause. */
+    static final class Missing extends RuntimeException {
+        Missing(SQLException cause) {
+            super(cause.getMessage(), cause);
         }
     }
 

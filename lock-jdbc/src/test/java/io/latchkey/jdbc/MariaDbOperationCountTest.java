@@ -1,0 +1,58 @@
+package io.latchkey.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.latchkey.Lease;
+import io.latchkey.LockClient;
+import io.latchkey.LockOptions;
+import io.latchkey.testkit.SharedServer;
+import io.latchkey.testkit.jdbc.MariaDbServer;
+import java.net.URI;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * What a lock costs the server, counted by MariaDB itself (the statement digests of
+ * {@code performance_schema}), on tables of a namespace of this test's own: one statement to grant a name
+ * used before, one to release, and the name's counter row is all that stays.
+ */
+class MariaDbOperationCountTest {
+
+    @RegisterExtension
+    static final SharedServer<MariaDbServer> SERVER = SharedServer.of(JdbcRows.MARIADB, MariaDbServer::start);
+
+    private static final String NAMESPACE = "opcount";
+
+    @Test
+    void lockAndUnlockAreTwoStatementsAndLeaveTheCounterRow() throws Exception {
+        MariaDbServer server = SERVER.get();
+        LockOptions options = LockOptions.builder().lease(Duration.ofSeconds(30)).namespace(NAMESPACE).build();
+        try (LockClient client = LockClient.connect(URI.create(server.uri(server.endpoints())), options)) {
+            for (int i = 0; i < 2; i++) { // the first grant of a name inserts its row: counted below is a name used before
+                try (Lease warm = client.lock("counted").tryLock(Duration.ZERO).orElseThrow()) {
+                    assertThat(warm.isValid()).isTrue();
+                }
+            }
+            server.sql("truncate table performance_schema.events_statements_summary_by_digest");
+            long token;
+            try (Lease lease = client.lock("counted").tryLock(Duration.ZERO).orElseThrow()) {
+                token = lease.fencingToken();
+            }
+            assertThat(statements(server)).as("statements on %s_names and %s_holders for one lock and unlock: %s", NAMESPACE,
+                    NAMESPACE, server.sql("select count_star, digest_text from performance_schema.events_statements_summary_by_digest"
+                            + " where digest_text like '%" + NAMESPACE + "%'")).isEqualTo(2);
+            assertThat(server.sql("select token, owner is null, expires_ms is null from " + MariaDbServer.DATABASE + "."
+                    + NAMESPACE + "_names where kind = 'L' and name = 'counted'")).as("the counter row after release")
+                    .isEqualTo(token + "\t1\t1");
+            assertThat(server.sql("select count(*) from " + MariaDbServer.DATABASE + "." + NAMESPACE + "_holders")).isEqualTo("0");
+        }
+    }
+
+    /** How many statements that touch this namespace's tables MariaDB ran since the digests were emptied. */
+    private static long statements(MariaDbServer server) {
+        String sum = server.sql("select coalesce(sum(count_star), 0) from performance_schema.events_statements_summary_by_digest"
+                + " where digest_text like '%" + NAMESPACE + "\\_names%' or digest_text like '%" + NAMESPACE + "\\_holders%'");
+        return Long.parseLong(sum.trim());
+    }
+}

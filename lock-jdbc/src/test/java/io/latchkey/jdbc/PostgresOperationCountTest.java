@@ -1,0 +1,56 @@
+package io.latchkey.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.latchkey.Lease;
+import io.latchkey.LockClient;
+import io.latchkey.LockOptions;
+import io.latchkey.testkit.SharedServer;
+import io.latchkey.testkit.jdbc.PostgresServer;
+import java.net.URI;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * What a lock costs the server, counted by PostgreSQL itself ({@code pg_stat_statements}), on tables of a
+ * namespace of this test's own so that no other test's statements are counted: one statement to grant,
+ * one to release, none beside them, and the name's counter row is all that stays.
+ */
+class PostgresOperationCountTest {
+
+    @RegisterExtension
+    static final SharedServer<PostgresServer> SERVER = SharedServer.of(JdbcRows.POSTGRES, PostgresServer::start);
+
+    private static final String NAMESPACE = "opcount";
+
+    @Test
+    void lockAndUnlockAreTwoStatementsAndLeaveTheCounterRow() throws Exception {
+        PostgresServer server = SERVER.get();
+        LockOptions options = LockOptions.builder().lease(Duration.ofSeconds(30)).namespace(NAMESPACE).build();
+        try (LockClient client = LockClient.connect(URI.create(server.uri(server.endpoints())), options)) {
+            try (Lease warm = client.lock("warm-up").tryLock(Duration.ZERO).orElseThrow()) {
+                assertThat(warm.isValid()).isTrue();
+            }
+            server.sql("select pg_stat_statements_reset()");
+            long token;
+            try (Lease lease = client.lock("counted").tryLock(Duration.ZERO).orElseThrow()) {
+                token = lease.fencingToken();
+            }
+            assertThat(statements(server)).as("statements on %s_names and %s_holders for one lock and unlock: %s", NAMESPACE,
+                    NAMESPACE, server.sql("select calls, query from pg_stat_statements where query like '%" + NAMESPACE
+                            + "\\_%'")).isEqualTo(2);
+            assertThat(server.sql("select token, owner is null, expires_ms is null from " + NAMESPACE
+                    + "_names where kind = 'L' and name = 'counted'")).as("the counter row after release")
+                    .isEqualTo(token + "|t|t");
+            assertThat(server.sql("select count(*) from " + NAMESPACE + "_holders")).isEqualTo("0");
+        }
+    }
+
+    /** How many statements that touch this namespace's tables PostgreSQL ran since the last reset. */
+    private static long statements(PostgresServer server) {
+        String sum = server.sql("select coalesce(sum(calls), 0) from pg_stat_statements where query like '%" + NAMESPACE
+                + "\\_names%' or query like '%" + NAMESPACE + "\\_holders%'");
+        return Long.parseLong(sum.trim());
+    }
+}
