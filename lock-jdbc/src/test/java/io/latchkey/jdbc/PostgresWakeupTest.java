@@ -1,0 +1,98 @@
+package io.latchkey.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.latchkey.Lease;
+import io.latchkey.LockClient;
+import io.latchkey.LockOptions;
+import io.latchkey.testkit.SharedServer;
+import io.latchkey.testkit.jdbc.PostgresServer;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * On PostgreSQL a release wakes the waiters of other clients through {@code LISTEN}/{@code NOTIFY}, long
+ * before their own poll; and a waiter whose listening connection the server ended is woken by its own
+ * poll instead, within {@code pollInterval}. The poll interval here is long (a fifth of the lease), so
+ * that a hand-over within a tenth of it can only be the notification's.
+ */
+class PostgresWakeupTest {
+
+    @RegisterExtension
+    static final SharedServer<PostgresServer> SERVER = SharedServer.of(JdbcRows.POSTGRES, PostgresServer::start);
+
+    private static final Duration LEASE = Duration.ofSeconds(30);
+    private static final Duration POLL = LEASE.dividedBy(5);
+
+    private static LockClient client() {
+        PostgresServer server = SERVER.get();
+        return LockClient.connect(URI.create(server.uri(server.endpoints())), LockOptions.builder().lease(LEASE)
+                .backendOption(JdbcLockProvider.POLL_INTERVAL, POLL.toMillis() + "ms").build());
+    }
+
+    @Test
+    void aReleaseWakesAWaiterOfAnotherClientAtOnce() throws Exception {
+        try (LockClient holder = client(); LockClient waiter = client()) {
+            Lease held = holder.lock("woken").tryLock(Duration.ZERO).orElseThrow();
+            CompletableFuture<Optional<Lease>> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return waiter.lock("woken").tryLock(LEASE);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            awaitWaiter(holder, "woken");
+            long released = System.nanoTime();
+            held.close();
+            try (Lease next = waiting.get(LEASE.toMillis(), TimeUnit.MILLISECONDS).orElseThrow()) {
+                Duration handOver = Duration.ofNanos(System.nanoTime() - released);
+                assertThat(handOver).as("hand-over to another client's waiter, polling every %s", POLL)
+                        .isLessThan(POLL.dividedBy(10));
+                assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+            }
+        }
+    }
+
+    @Test
+    void aWaiterWhoseListeningConnectionEndedIsWokenByItsOwnPoll() throws Exception {
+        PostgresServer server = SERVER.get();
+        try (LockClient holder = client(); LockClient waiter = client()) {
+            Lease held = holder.lock("unheard").tryLock(Duration.ZERO).orElseThrow();
+            CompletableFuture<Optional<Lease>> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return waiter.lock("unheard").tryLock(LEASE);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            awaitWaiter(holder, "unheard");
+            // every listening connection of the database ends: the notification of the release is lost
+            assertThat(server.sql("select count(pg_terminate_backend(pid)) from pg_stat_activity where query like 'LISTEN %'"))
+                    .isNotEqualTo("0");
+            long released = System.nanoTime();
+            held.close();
+            try (Lease next = waiting.get(LEASE.toMillis(), TimeUnit.MILLISECONDS).orElseThrow()) {
+                Duration handOver = Duration.ofNanos(System.nanoTime() - released);
+                assertThat(handOver).as("hand-over without a notification, polling every %s", POLL)
+                        .isLessThan(POLL.plus(POLL.dividedBy(2)));
+            }
+        }
+    }
+
+    /**
+     * Returns once {@code name}'s waiter is counted, so that the release comes while it waits: its row is
+     * written after it read its wake-up generation, so a release from then on wakes it.
+     */
+    private static void awaitWaiter(LockClient client, String name) throws InterruptedException {
+        long end = System.nanoTime() + LEASE.toNanos();
+        while (client.lock(name).inspect().waiters().orElse(0) < 1) {
+            assertThat(System.nanoTime() - end).as("the waiter of '%s' is counted", name).isNegative();
+            Thread.sleep(20); // reading the table until the waiter's row shows: there is nothing to wait on
+        }
+    }
+}
