@@ -21,7 +21,9 @@ public final class Backends {
 
     /** One URI per backend, shown whenever a URI is missing or wrong. */
     public static final String EXAMPLES = "redis://localhost:6379, zookeeper://localhost:2181/latchkey,"
-            + " etcd://localhost:2379, kafka://localhost:9092 (options in the query: ?lease=15s&timeout=5s)";
+            + " etcd://localhost:2379, kafka://localhost:9092, postgresql://user:password@localhost:5432/database,"
+            + " mariadb://user:password@localhost:3306/database (or mysql://)"
+            + " (options in the query: ?lease=15s&timeout=5s)";
 
     private Backends() {
     }

@@ -22,8 +22,8 @@ import picocli.CommandLine.ScopeType;
  * line's own messages are single lines on stderr that start with {@code latchkey:}.
  */
 @Command(name = "latchkey", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
-        description = "Run a command under a distributed lock, or while leading an election, on Redis, ZooKeeper, etcd"
-                + " or Kafka, see who holds a lock or leads, and watch Latchkey work.",
+        description = "Run a command under a distributed lock, or while leading an election, on Redis, ZooKeeper, etcd,"
+                + " Kafka, PostgreSQL or MariaDB/MySQL, see who holds a lock or leads, and watch Latchkey work.",
         subcommands = {RunCommand.class, ElectCommand.class, StatusCommand.class, ListCommand.class, ReleaseCommand.class,
                 LeaderCommand.class, DemoCommand.class,
                 ServerCommand.class, CommandLine.HelpCommand.class, AutoComplete.GenerateCompletion.class},
@@ -105,9 +105,10 @@ public final class Main {
 
     /**
      * Sets slf4j-simple's system properties, unless the user already set them with {@code -D}. Without
-     * {@code --verbose} the libraries say nothing (Curator's, ZooKeeper's, Redisson's and Kafka's SLF4J
-     * loggers and gRPC's java.util.logging): stderr then carries Latchkey's own lines only, each of
-     * which says what happened to the lock in the command line's words.
+     * {@code --verbose} the libraries say nothing (Curator's, ZooKeeper's, Redisson's, Kafka's, HikariCP's and
+     * the MariaDB driver's SLF4J loggers, gRPC's and the PostgreSQL driver's java.util.logging): stderr then
+     * carries Latchkey's own lines only, each of which says what happened to the lock in the command line's
+     * words.
      */
     public static void configureLogging(boolean verbose) {
         setDefault("org.slf4j.simpleLogger.logFile", "System.err");
@@ -115,7 +116,7 @@ public final class Main {
         setDefault("org.slf4j.simpleLogger.log.io.latchkey", verbose ? "debug" : "error");
         setDefault("org.slf4j.simpleLogger.log.org.apache.zookeeper", verbose ? "info" : "off");
         if (!verbose && System.getProperty("java.util.logging.config.file") == null) {
-            // gRPC (under jetcd) and Netty's JDK fallback log through java.util.logging, not SLF4J
+            // gRPC (under jetcd), Netty's JDK fallback and the PostgreSQL driver log through java.util.logging, not SLF4J
             java.util.logging.Logger root = java.util.logging.Logger.getLogger("");
             root.setLevel(java.util.logging.Level.OFF);
             for (java.util.logging.Handler h : root.getHandlers()) {

@@ -78,6 +78,7 @@ import picocli.CommandLine.Spec;
             "  latchkey run --wait 5m table:orders table:customers -- ./rewrite-both.sh",
             "  latchkey run --read --wait 5m table:dim -- ./report-from-dim.sh",
             "  latchkey run --write --wait 30m table:dim -- ./rebuild-dim.sh",
+            "  latchkey run --uri 'postgresql://app:secret@db1:5432/app?lease=30s' migrate -- ./migrate.sh",
             "",
             "Exit status: COMMAND's own; 128+N if it died of signal N; 75 (--conflict-exit-code)",
             "if the lock is held; 70 if the lease was lost; 127 command not found; 126 not",
