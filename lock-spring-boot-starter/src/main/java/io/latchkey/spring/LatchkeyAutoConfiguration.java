@@ -23,6 +23,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.annotation.Order;
 
 /**
  * Auto-configuration of the application's {@link LockClient} and of {@link DistributedLocked} methods.
@@ -98,9 +99,13 @@ public class LatchkeyAutoConfiguration {
         return b.build();
     }
 
+    // The client configurations are tried in their @Order, each only while no LockClient is defined yet.
+    // Without it Spring takes these nested classes in the class file's order, which javac writes last
+    // first: the Redisson, Curator and etcd clients came before the URI's.
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnProperty(prefix = "latchkey", name = "uri")
     @ConditionalOnMissingBean(LockClient.class)
+    @Order(1)
     static class UriClient {
 
         @Bean(destroyMethod = "close")
@@ -113,6 +118,7 @@ public class LatchkeyAutoConfiguration {
     @ConditionalOnClass({RedisLockProvider.class, RedissonClient.class})
     @ConditionalOnSingleCandidate(RedissonClient.class)
     @ConditionalOnMissingBean(LockClient.class)
+    @Order(2)
     static class OnRedisson {
 
         @Bean(destroyMethod = "close")
@@ -130,6 +136,7 @@ public class LatchkeyAutoConfiguration {
     @ConditionalOnClass({ZooKeeperLockProvider.class, CuratorFramework.class})
     @ConditionalOnSingleCandidate(CuratorFramework.class)
     @ConditionalOnMissingBean(LockClient.class)
+    @Order(3)
     static class OnCurator {
 
         @Bean(destroyMethod = "close")
@@ -142,6 +149,7 @@ public class LatchkeyAutoConfiguration {
     @ConditionalOnClass({EtcdLockProvider.class, io.etcd.jetcd.Client.class})
     @ConditionalOnSingleCandidate(io.etcd.jetcd.Client.class)
     @ConditionalOnMissingBean(LockClient.class)
+    @Order(4)
     static class OnEtcd {
 
         @Bean(destroyMethod = "close")

@@ -106,6 +106,24 @@ class LatchkeyAutoConfigurationTest {
     }
 
     @Test
+    void latchkeyUriWinsOverTheApplicationsRedissonClient() {
+        Config config = new Config();
+        config.useSingleServer().setAddress(redis.uri(redis.endpoints()));
+        RedissonClient redisson = Redisson.create(config);
+        try {
+            new ApplicationContextRunner()
+                    .withConfiguration(AutoConfigurations.of(LatchkeyAutoConfiguration.class))
+                    .withBean(RedissonClient.class, () -> redisson, d -> d.setDestroyMethodName(""))
+                    // the URI's own namespace tells its client from one on the Redisson client
+                    .withPropertyValues("latchkey.uri=" + redis.uri(redis.endpoints()) + "?namespace=from-uri")
+                    .run(context -> assertThat(context).hasSingleBean(LockClient.class)
+                            .getBean(LockClient.class).extracting(c -> c.options().namespace()).isEqualTo("from-uri"));
+        } finally {
+            redisson.shutdown();
+        }
+    }
+
+    @Test
     void theNameTemplateReadsTheArgumentsAndTheMethodGetsItsLease() {
         runner().withUserConfiguration(Jobs.class).run(context -> {
             Jobs.Service service = context.getBean(Jobs.Service.class);
