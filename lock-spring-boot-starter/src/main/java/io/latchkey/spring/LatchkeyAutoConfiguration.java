@@ -3,9 +3,11 @@ package io.latchkey.spring;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.etcd.EtcdLockProvider;
+import io.latchkey.jdbc.JdbcLockProvider;
 import io.latchkey.redis.RedisLockProvider;
 import io.latchkey.zookeeper.ZooKeeperLockProvider;
 import java.net.URI;
+import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
 import org.redisson.api.RedissonClient;
 import org.springframework.beans.factory.BeanFactory;
@@ -31,15 +33,31 @@ import org.springframework.core.annotation.Order;
  * <p>The client, unless the application defines its own {@code LockClient} bean, is the first that
  * applies of: one connected to {@code latchkey.uri}; one on the application's single
  * {@code RedissonClient}, {@code CuratorFramework} or jetcd {@code Client} bean, when the matching
- * Latchkey backend is on the class path. Either way it is closed on shutdown (which releases its
- * locks) and never closes the application's own backend client. The {@code latchkey.*} options apply
- * to it; see {@link LatchkeyProperties}. The {@link LeaderOnly} beans campaign through it.
+ * Latchkey backend is on the class path; one on the application's single {@code javax.sql.DataSource}
+ * bean, when {@code lock-jdbc} is on the class path ({@code JdbcLockProvider.client}). Either way it is
+ * closed on shutdown (which releases its locks) and never closes the application's own backend client
+ * or DataSource. The {@code latchkey.*} options apply to it; see {@link LatchkeyProperties}. The
+ * {@link LeaderOnly} beans campaign through it.
+ *
+ * <p>The DataSource comes last because most applications have one for their own data, while a
+ * Redisson, Curator or jetcd client is there on purpose; adding {@code lock-jdbc} is what asks for
+ * locks in the database, and {@code latchkey.uri} still overrides it. On the DataSource the locks are
+ * rows of Latchkey's own tables (created on first use when the user may), each statement on a
+ * connection borrowed from the application's pool and returned at once; on PostgreSQL one connection
+ * stays borrowed while the client lives, to listen for releases, so the pool needs one more than the
+ * application uses. The client is closed in the scheduler's lifecycle phase, before the pool is, so its
+ * locks are released while the DataSource still serves. A DataSource of another database (H2, say)
+ * fails start-up with a message that names it: set {@code latchkey.uri}, or define a {@code LockClient}.
  */
 @AutoConfiguration(afterName = {"org.redisson.spring.starter.RedissonAutoConfigurationV4",
-        "org.redisson.spring.starter.RedissonAutoConfigurationV2", "org.redisson.spring.starter.RedissonAutoConfiguration"})
+        "org.redisson.spring.starter.RedissonAutoConfigurationV2", "org.redisson.spring.starter.RedissonAutoConfiguration",
+        // the application's DataSource, on Boot 3.5 and on Boot 4
+        "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration"})
 @EnableConfigurationProperties(LatchkeyProperties.class)
 @Import({LatchkeyAutoConfiguration.UriClient.class, LatchkeyAutoConfiguration.OnRedisson.class,
-        LatchkeyAutoConfiguration.OnCurator.class, LatchkeyAutoConfiguration.OnEtcd.class, LockedMethodsConfiguration.class})
+        LatchkeyAutoConfiguration.OnCurator.class, LatchkeyAutoConfiguration.OnEtcd.class,
+        LatchkeyAutoConfiguration.OnDataSource.class, LockedMethodsConfiguration.class})
 public class LatchkeyAutoConfiguration {
 
     /**
@@ -155,6 +173,20 @@ public class LatchkeyAutoConfiguration {
         @Bean(destroyMethod = "close")
         LockClient latchkeyLockClient(io.etcd.jetcd.Client etcd, LatchkeyProperties properties) {
             return EtcdLockProvider.client(etcd, options(properties));
+        }
+    }
+
+    // guarded by name: lock-jdbc is optional, and this class must not be loaded without it
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.latchkey.jdbc.JdbcLockProvider")
+    @ConditionalOnSingleCandidate(DataSource.class)
+    @ConditionalOnMissingBean(LockClient.class)
+    @Order(5)
+    static class OnDataSource {
+
+        @Bean(destroyMethod = "close")
+        LockClient latchkeyLockClient(DataSource dataSource, LatchkeyProperties properties) {
+            return JdbcLockProvider.client(dataSource, options(properties));
         }
     }
 }

@@ -8,8 +8,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *
  * <p>An option set here is applied like the same option in code ({@link io.latchkey.LockOptions});
  * one in the URI's query ({@code ?lease=15s}) overrides it. With the application's own Redisson,
- * Curator or jetcd client and no URI, the options still come from these properties (or their
- * defaults), with two differences. On Redisson, a {@code latchkey.lease} left unset is the client's
+ * Curator or jetcd client or, with {@code lock-jdbc}, its DataSource, and no URI, the options still come
+ * from these properties (or their defaults), with two differences. On Redisson, a {@code latchkey.lease} left unset is the client's
  * {@code lockWatchdogTimeout} (30 s unless the application changed it), the failover bound its own
  * locks have; Latchkey renews its grants itself and the watchdog plays no part in that. On Curator,
  * the application's session timeout decides how long a crashed holder keeps the lock, so the lease
