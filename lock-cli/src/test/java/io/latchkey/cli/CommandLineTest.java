@@ -85,7 +85,8 @@ class CommandLineTest {
         Cli cli = Cli.start(dir, "run", "job", "--", "true");
         assertThat(cli.await(BOUND)).isEqualTo(ExitCodes.USAGE);
         assertThat(cli.stderr().lines()).singleElement().asString()
-                .contains("LATCHKEY_URI", "redis://", "zookeeper://", "etcd://", "kafka://");
+                .contains("LATCHKEY_URI", "redis://", "zookeeper://", "etcd://", "kafka://", "postgresql://", "mariadb://",
+                        "mysql://");
     }
 
     @Test
@@ -143,10 +144,11 @@ class CommandLineTest {
             + " and for elect")
     void unreachableBackend() throws Exception {
         for (String uri : new String[] {"zookeeper://127.0.0.1:1?timeout=1s", "redis://127.0.0.1:1?timeout=1s",
-                "etcd://127.0.0.1:1?timeout=1s", "kafka://127.0.0.1:1?timeout=1s"}) {
+                "etcd://127.0.0.1:1?timeout=1s", "kafka://127.0.0.1:1?timeout=1s",
+                "postgresql://app:secret@127.0.0.1:1/app?timeout=1s", "mariadb://app:secret@127.0.0.1:1/app?timeout=1s"}) {
             Cli cli = Cli.start(dir, "run", "--uri", uri, "job", "--", "true");
             assertThat(cli.await(BOUND)).as(uri).isEqualTo(ExitCodes.BACKEND_UNAVAILABLE);
-            assertThat(cli.stderr()).as(uri).contains(uri.substring(0, uri.indexOf(':')));
+            assertThat(cli.stderr()).as(uri).contains(uri.substring(0, uri.indexOf(':'))).doesNotContain("secret");
             // without --verbose the libraries' own logging (Curator, Redisson, gRPC, Kafka) stays off stderr
             assertThat(cli.stderr().lines().filter(l -> !l.isBlank())).as(uri)
                     .singleElement().asString().startsWith("latchkey: ");

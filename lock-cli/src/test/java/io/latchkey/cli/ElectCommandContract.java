@@ -3,6 +3,7 @@ package io.latchkey.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
+import io.latchkey.spi.LockUri;
 import io.latchkey.testkit.fault.CuttableUri;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -98,7 +99,8 @@ abstract class ElectCommandContract {
                 .containsExactlyInAnyOrderElementsOf(ids.stream().filter(id -> !id.equals(ids.get(signalled))).toList());
         for (String[] start : marks.stream().filter(m -> m[0].equals("start")).toList()) {
             assertThat(List.of(start[4], start[5], start[6], start[7])).as("LATCHKEY_ELECTION, LATCHKEY_LOCK,"
-                    + " LATCHKEY_FENCING_TOKEN, LATCHKEY_URI").containsExactly(name, name, start[1], backend.uri());
+                    + " LATCHKEY_FENCING_TOKEN, LATCHKEY_URI (without its password)")
+                    .containsExactly(name, name, start[1], LockUri.redact(backend.uri()));
         }
     }
 
