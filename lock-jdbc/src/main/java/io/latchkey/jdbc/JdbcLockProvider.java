@@ -50,7 +50,8 @@ import javax.sql.DataSource;
  *       identifier; the URI's path is the database.</li>
  *   <li>{@value #POLL_INTERVAL}: how long a waiter sleeps at most before it looks again (default
  *       {@code 1s} on PostgreSQL, where releases notify; {@code 100ms} on MariaDB and MySQL, where they
- *       cannot): the bound on a hand-over to a waiter of another client that no notification carried.</li>
+ *       cannot; a quarter of the lease where that is shorter): the bound on a hand-over to a waiter of
+ *       another client that no notification carried. Given, it must be shorter than half the lease.</li>
  *   <li>{@value #POOL_SIZE}: the connections of Latchkey's own pool (default {@value #DEFAULT_POOL_SIZE}),
  *       plus one that listens on PostgreSQL. A connection is taken per statement, never per lock.</li>
  *   <li>{@value #CREATE_TABLES}: whether to create the tables when they are missing (default true); with
@@ -117,7 +118,7 @@ public final class JdbcLockProvider implements LockProviderFactory {
             Startup.probe(uri.hosts(), deadline, dialect == Dialect.POSTGRESQL ? POSTGRES_HELLO : new byte[0],
                     dialect.toString());
         } catch (Startup.NoAnswer e) {
-            throw new LockBackendUnavailableException("", "cannot reach " + dialect + " at " + where + " within "
+            throw new LockBackendUnavailableException("", "cannot reach " + uri.scheme() + " at " + where + " within "
                     + Durations.format(options.timeout()) + ": " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -275,8 +276,12 @@ public final class JdbcLockProvider implements LockProviderFactory {
 
     private static Duration pollInterval(LockOptions options, Dialect dialect, String where) {
         String text = options.backendOption(POLL_INTERVAL, null);
-        Duration poll = text == null ? (dialect.notifies() ? Duration.ofSeconds(1) : Duration.ofMillis(100))
-                : Durations.parse(POLL_INTERVAL, text);
+        if (text == null) { // the default, within a quarter of the lease for a short one
+            Duration poll = dialect.notifies() ? Duration.ofSeconds(1) : Duration.ofMillis(100);
+            Duration quarter = options.lease().dividedBy(4);
+            return poll.compareTo(quarter) > 0 ? quarter : poll;
+        }
+        Duration poll = Durations.parse(POLL_INTERVAL, text);
         if (poll.toMillis() < 10 || poll.compareTo(options.lease().dividedBy(2)) >= 0) {
             throw new IllegalArgumentException(POLL_INTERVAL + "=" + Durations.format(poll) + " of " + where + " must be at"
                     + " least 10ms and shorter than half the lease (lease=" + Durations.format(options.lease()) + "): a"

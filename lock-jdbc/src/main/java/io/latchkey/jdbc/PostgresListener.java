@@ -79,10 +79,10 @@ final class PostgresListener implements AutoCloseable {
 
     @Override
     public void close() {
-        closed = true; // seen within the poll interval, when getNotifications returns
-        thread.interrupt();
+        closed = true; // seen within the poll interval, when getNotifications returns; an interrupt would
+                       // break the connection under the pool, which logs it
         try {
-            thread.join(pollInterval.toMillis() * 2 + 1000);
+            thread.join(pollInterval.toMillis() * 2 + 5000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

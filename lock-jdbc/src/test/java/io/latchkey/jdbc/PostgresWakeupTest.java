@@ -84,6 +84,16 @@ class PostgresWakeupTest {
         }
     }
 
+    @Test
+    void aShortLeaseGetsAPollIntervalOfAQuarterOfIt() throws Exception {
+        PostgresServer server = SERVER.get();
+        // the default of 1s would not be shorter than half this lease; the default becomes a quarter of it
+        try (LockClient client = LockClient.connect(server.uri(server.endpoints()) + "?lease=2s&timeout=1s");
+                Lease lease = client.lock("short-lease").tryLock(Duration.ZERO).orElseThrow()) {
+            assertThat(lease.isValid()).isTrue();
+        }
+    }
+
     /**
      * Returns once {@code name}'s waiter is counted, so that the release comes while it waits: its row is
      * written after it read its wake-up generation, so a release from then on wakes it.
