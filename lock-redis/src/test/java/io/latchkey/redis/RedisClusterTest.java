@@ -69,6 +69,19 @@ class RedisClusterTest {
     }
 
     @Test
+    void the_hash_slot_the_renewals_group_lock_keys_by_is_the_clusters_own() {
+        String marker = unique("keyslot");
+        List<String> keys = new ArrayList<>(List.of("", "a", "123456789", "{user1000}.following", "foo{}{bar}",
+                "foo{{bar}}zap", "foo{bar}{zap}", "{}", "}{", "{", "na\u00efve", "\u30ed\u30c3\u30af"));
+        for (int i = 0; i < 24; i++) {
+            keys.add(RedisKeys.lockKey(PREFIX, marker + ":" + i + (i % 3 == 0 ? "{" + i + "}" : ""), true));
+        }
+        for (String key : keys) {
+            assertThat(RedisKeys.hashSlot(key)).as("hash slot of key '%s'", key).isEqualTo(cluster.keySlot(key));
+        }
+    }
+
+    @Test
     void every_key_of_a_lock_lives_in_the_hash_slot_of_its_lock_key_whatever_braces_the_name_holds() throws Exception {
         String marker = unique("slots");
         List<String> suffixes = List.of("plain", "a{b}", "{a:b}", "a}b", "a{", "a{}b", "}{", "{}", "a{b}c{d}");
