@@ -66,9 +66,13 @@ import org.slf4j.LoggerFactory;
  * {@link RedisScripts#RELEASE}. The grant returns the fencing token and the key's remaining life
  * ({@code PTTL}) as read by the same script right after it set it:
  * that is the first confirmation of rule 7, its deadline started from the moment before the grant was
- * sent, which precedes the server's expiry clock. A holder then adds one {@link RedisScripts#CHECK} every
- * {@code (lease - safetyMargin) / 3}: it checks that the key still holds the grant's owner, extends it
- * to the lease and reports its {@code PTTL}; one cadence, one round trip, no Redisson watchdog. A waiter
+ * sent, which precedes the server's expiry clock. A holder's lock is then checked every
+ * {@code (lease - safetyMargin) / 3}: the check finds that the key still holds the grant's owner, extends it
+ * to the lease and reports its {@code PTTL}; one cadence, one round trip, no Redisson watchdog. The checks of all the
+ * locks held through this backend go together ({@link RedisRenewals}): at most two rounds a period, each one script
+ * per hash slot of at most {@value RedisRenewals#MAX_KEYS} keys ({@link RedisScripts#CHECK_ALL}), or
+ * {@link RedisScripts#CHECK} for a slot with a single lock; so outside a cluster a client holding any number of
+ * locks sends about as many scripts as one holding one. A waiter
  * queues in a sorted set beside the lock and listens on the lock's wake channel; a release wakes only
  * the queued waiter whose entry runs out first, so a hand-over costs the release and the woken waiter's
  * grant however many clients wait, where every waiting client of Redisson's {@code RLock} retries.
@@ -112,6 +116,8 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
     final long leaseMillis; // read by the leases for their scripts
     private final long checkPeriodMillis;
     private final ScheduledThreadPoolExecutor checker;
+    /** The checks of the held locks, one script per hash slot per round; read by the leases as they start and end. */
+    final RedisRenewals renewals;
     private final RedisContender contender;
     private final RedisReadWrite readWrite = new RedisReadWrite(this);
     private final RedisAdmin admin = new RedisAdmin(this);
@@ -139,6 +145,7 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
         this.checker = new ScheduledThreadPoolExecutor(1,
                 DaemonThreads.factory("latchkey-redis-" + INSTANCES.incrementAndGet() + "-check"));
         this.checker.setRemoveOnCancelPolicy(true);
+        this.renewals = new RedisRenewals(this, checker, TimeUnit.MILLISECONDS.toNanos(checkPeriodMillis));
         this.contender = new RedisContender(redisson, timeout);
         this.stamp = new HolderStamp(options);
     }
@@ -148,7 +155,7 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
         return Duration.ofMillis(leaseMillis);
     }
 
-    /** Runs a held lease's {@code check} every check period on this backend's checker thread, until cancelled. */
+    /** Runs a held permit's or read-write grant's {@code check} every check period on this backend's checker thread, until cancelled. */
     ScheduledFuture<?> everyCheckPeriod(Runnable check) {
         return checker.scheduleWithFixedDelay(check, checkPeriodMillis, checkPeriodMillis, TimeUnit.MILLISECONDS);
     }

@@ -9,9 +9,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What a held lock and a held permit share: the owner id and fencing token of the grant, and one script every check period
- * ({@link RedisLockBackend#everyCheckPeriod}) that checks the owner, extends the key to the lease and reports its
- * {@code PTTL} to the evidence; silence is not loss, an owner gone is.
+ * What a held lock and a held permit share: the owner id and fencing token of the grant, and one check every check
+ * period that checks the owner, extends the key to the lease and reports its {@code PTTL} to the evidence; silence is
+ * not loss, an owner gone is. A permit and a read-write grant send a script of their own
+ * ({@link RedisLockBackend#everyCheckPeriod}); a lock is checked with the other locks of its backend, one script per
+ * hash slot ({@link RedisRenewals}), and only its answer comes back here.
  *
  * <p>Thread-safe: the checks run on the backend's checker thread, a release on the holder's; the state they share
  * is volatile or atomic.
@@ -52,35 +54,48 @@ abstract class RedisRenewed {
     /** Why the key no longer holding the owner means loss. */
     abstract String lostReason();
 
-    final void start() {
+    /** Starts the checks: this grant's own {@link #renew} every check period; a lock joins its backend's batch instead. */
+    void start() {
         task = backend.everyCheckPeriod(this::check);
     }
 
     final void check() {
-        if (ended || !checking.compareAndSet(false, true)) {
-            return; // the previous check has not come back yet: it will be counted as silence
+        if (!beginCheck()) {
+            return;
         }
         long sentAt = System.nanoTime();
-        renew().whenComplete((ttl, e) -> {
-            checking.set(false);
-            if (ended) {
-                return;
-            }
-            if (e != null) {
-                // Silence is not loss: the validity deadline runs out on its own if this goes on.
-                log.debug("ownership check of {} failed: {}", subject(), e.toString());
-            } else if (ttl != -3) {
-                evidence.confirmed(sentAt, ttl < 0 ? backend.lease() : Duration.ofMillis(ttl));
-            } else {
-                ended = true;
-                lostKey = true;
-                stopChecks();
-                evidence.lost(lostReason(), null);
-            }
-        });
+        renew().whenComplete((ttl, e) -> answered(sentAt, ttl, e));
     }
 
-    final void stopChecks() {
+    /**
+     * Whether a check may be sent now: not once the grant ended, nor while the previous check has not come back (it
+     * will be counted as silence). If so, the caller sends one and hands its answer to {@link #answered}.
+     */
+    final boolean beginCheck() {
+        return !ended && checking.compareAndSet(false, true);
+    }
+
+    /** The answer to a check sent at {@code sentAt}: the key's PTTL, -3 if it no longer holds the owner, or a failure. */
+    final void answered(long sentAt, Long ttl, Throwable e) {
+        checking.set(false);
+        if (ended) {
+            return;
+        }
+        if (e != null) {
+            // Silence is not loss: the validity deadline runs out on its own if this goes on.
+            log.debug("ownership check of {} failed: {}", subject(), e.toString());
+        } else if (ttl != -3) {
+            evidence.confirmed(sentAt, ttl < 0 ? backend.lease() : Duration.ofMillis(ttl));
+        } else {
+            ended = true;
+            lostKey = true;
+            stopChecks();
+            evidence.lost(lostReason(), null);
+        }
+    }
+
+    /** Ends the checks: cancels what {@link #start} scheduled. */
+    void stopChecks() {
         ScheduledFuture<?> t = task;
         if (t != null) {
             t.cancel(false);

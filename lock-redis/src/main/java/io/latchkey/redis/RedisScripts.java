@@ -143,6 +143,16 @@ final class RedisScripts {
             + "redis.call('pexpire', KEYS[1], ARGV[2]); return redis.call('pttl', KEYS[1]) end; return -3";
 
     /**
+     * {@link #CHECK} of many locks in one call ({@link RedisRenewals}). KEYS: lock keys, all of one cluster hash slot;
+     * ARGV: the lease in ms, then the owner field of each key in the order of KEYS. Returns, in that order, what
+     * {@link #CHECK} returns for each key: its remaining life in ms after the extension, or -3.
+     */
+    static final String CHECK_ALL = "local ttls = {}; for i = 1, #KEYS do "
+            + "if redis.call('hexists', KEYS[i], ARGV[i + 1]) == 1 then "
+            + "redis.call('pexpire', KEYS[i], ARGV[1]); ttls[i] = redis.call('pttl', KEYS[i]) else ttls[i] = -3 end end; "
+            + "return ttls";
+
+    /**
      * atLeast handed to Redis: if the key still holds the owner's field, swaps that field for one no
      * owner has (so that no late release or renewal of this owner touches it) and lets the key expire in
      * ARGV[3] ms. Returns 1, or 0 if the key no longer holds the owner.

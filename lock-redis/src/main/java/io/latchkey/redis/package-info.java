@@ -31,14 +31,18 @@
  * {@code RFencedLock}, which earlier versions of this backend used: a lock held through an older
  * Latchkey and one held through this one exclude each other, and the tokens go on rising. This backend
  * is the key's only renewer (Redisson's watchdog plays no part): every
- * {@code (lease - safetyMargin) / 3} one script checks that the key still holds its owner, extends it
- * to the {@code lease} and reads its {@code PTTL}, and reports that to the shared layer; the lease is
+ * {@code (lease - safetyMargin) / 3} a script checks that the key still holds its owner, extends it
+ * to the {@code lease} and reads its {@code PTTL}, and reports that to the shared layer; the checks of
+ * every lock a client holds go together, one script per hash slot (outside a cluster, one for up to 500
+ * locks) at most twice a period, each key checked exactly as alone ({@code RedisRenewals}); the lease is
  * signalled lost at once when the key no longer names its owner. Redis errors during a check are
  * silence, never a confirmation: the deadline then runs out on its own.
  *
  * <h2>Operations on the server</h2>
  * An uncontended lock+unlock is two script calls, the grant and the release (rule 7's confirmation
- * comes with the grant); a held lock adds one script call per renewal period. A waiter that finds the
+ * comes with the grant); a held lock adds one script call per renewal period, and many held locks of one
+ * client add at most two a period between them outside a cluster (one per hash slot and round on a
+ * cluster; a semaphore's permit and a read-write grant still one each per period). A waiter that finds the
  * lock held is queued by that same attempt in the sorted set {@code latchkey_waiters:{<namespace>:n}},
  * scored by the moment its entry goes stale (its next retry of its own plus one {@code timeout}, in
  * server time); it subscribes to the channel {@code latchkey_wake:{<namespace>:n}} and tries once more,
@@ -189,7 +193,8 @@
  * <p>Resharding: a lock whose slot moves to another primary while it is held keeps its guarantees,
  * because Redis moves each key whole, with its owner and time to live, and the counter with it. While
  * the slot migrates, the holder's renewal (one key) is served by whichever node has the key, following
- * {@code ASK}, then {@code MOVED} once the slot has moved. A grant or release names several keys (the
+ * {@code ASK}, then {@code MOVED} once the slot has moved; the renewal of several locks of that slot in one
+ * script, refused while their keys are split ({@code TRYAGAIN}), is sent again key by key. A grant or release names several keys (the
  * lock key, its counter, its waiters); while the slot migrates and one of them is not on the node asked,
  * because it sits on the other node or does not exist yet (the waiters of a lock nobody waited for),
  * Redis refuses the script ({@code TRYAGAIN}) rather than split it. An acquire
