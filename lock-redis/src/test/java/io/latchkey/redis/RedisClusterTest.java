@@ -82,6 +82,46 @@ class RedisClusterTest {
     }
 
     @Test
+    void locks_of_one_hash_slot_are_renewed_in_one_script_past_their_lease_and_a_deleted_one_is_lost_alone()
+            throws Exception {
+        // Three names whose lock keys share a hash slot: so the renewals check them in one script on its node.
+        String marker = unique("same-slot");
+        java.util.Map<Integer, List<String>> bySlot = new java.util.HashMap<>();
+        List<String> names = null;
+        for (int i = 0; names == null; i++) {
+            String name = marker + ":" + i;
+            List<String> same = bySlot.computeIfAbsent(RedisKeys.hashSlot(RedisKeys.lockKey(PREFIX, name, true)),
+                    s -> new ArrayList<>());
+            same.add(name);
+            if (same.size() == 3) {
+                names = same;
+            }
+        }
+        LockOptions options = options();
+        Duration period = LEASE.minus(options.safetyMargin()).dividedBy(3);
+        try (LockClient client = client(options)) {
+            List<Lease> leases = new ArrayList<>();
+            try {
+                for (String name : names) {
+                    leases.add(client.lock(name).lock(TIMEOUT));
+                }
+                Thread.sleep(LEASE.plus(period).toMillis()); // the span observed; nothing is awaited
+                for (Lease lease : leases) {
+                    assertThat(lease.isValid()).as("%s, held past its lease", lease.lockName()).isTrue();
+                }
+                Lease gone = leases.get(1);
+                cluster.cliFollowing("DEL", RedisKeys.lockKey(PREFIX, gone.lockName(), true));
+                gone.lost().toCompletableFuture().get(period.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS);
+                Thread.sleep(period.multipliedBy(2).toMillis()); // two more rounds for the others
+                assertThat(leases.get(0).isValid()).as("%s", leases.get(0).lockName()).isTrue();
+                assertThat(leases.get(2).isValid()).as("%s", leases.get(2).lockName()).isTrue();
+            } finally {
+                leases.forEach(Lease::close);
+            }
+        }
+    }
+
+    @Test
     void every_key_of_a_lock_lives_in_the_hash_slot_of_its_lock_key_whatever_braces_the_name_holds() throws Exception {
         String marker = unique("slots");
         List<String> suffixes = List.of("plain", "a{b}", "{a:b}", "a}b", "a{", "a{}b", "}{", "{}", "a{b}c{d}");
@@ -306,13 +346,21 @@ class RedisClusterTest {
      * contender is granted it, an acquire while the slot migrates is refused with an error that names
      * the resharding (the grant script names the lock's waiters set, which nobody has created, so the
      * migrating node answers TRYAGAIN even before a key moves), and after the move the lock passes on
-     * with a higher token.
+     * with a higher token. A second lock of the same slot held by the same client, renewed with the first in one
+     * script, stays valid too, also while the move has split their keys between the nodes (the script refused with
+     * TRYAGAIN, each key then checked alone).
      */
     @Test
     void a_lock_whose_slot_moves_to_another_primary_while_held_keeps_its_holder_and_excludes_contenders() throws Exception {
         String name = unique("reshard");
         String lockKey = RedisKeys.lockKey(PREFIX, name, true);
         int slot = cluster.keySlot(lockKey);
+        String siblingName = null;
+        for (int i = 0; siblingName == null; i++) {
+            if (RedisKeys.hashSlot(RedisKeys.lockKey(PREFIX, name + ":sibling:" + i, true)) == slot) {
+                siblingName = name + ":sibling:" + i;
+            }
+        }
         int source = cluster.primaryOf(slot);
         int target = cluster.primaries().stream().filter(p -> p != source).findFirst().orElseThrow();
         String sourceId = cluster.nodeId(source);
@@ -320,13 +368,14 @@ class RedisClusterTest {
 
         try (LockClient holderClient = client(options()); LockClient contender = client(options())) {
             Lease holder = holderClient.lock(name).lock(TIMEOUT);
+            Lease sibling = holderClient.lock(siblingName).lock(TIMEOUT);
             long token = holder.fencingToken();
             AtomicBoolean stop = new AtomicBoolean();
             AtomicReference<String> invalidAt = new AtomicReference<>();
             AtomicReference<String> phase = new AtomicReference<>("held");
             Thread watcher = new Thread(() -> {
                 while (!stop.get()) {
-                    if (!holder.isValid()) {
+                    if (!holder.isValid() || !sibling.isValid()) {
                         invalidAt.compareAndSet(null, phase.get());
                     }
                     Thread.onSpinWait();
@@ -370,8 +419,9 @@ class RedisClusterTest {
                 stop.set(true);
                 watcher.join();
             }
-            assertThat(invalidAt.get()).as("the phase in which the holder's lease was seen invalid").isNull();
+            assertThat(invalidAt.get()).as("the phase in which a holder's lease was seen invalid").isNull();
             holder.close();
+            sibling.close();
             Optional<Lease> next = contender.lock(name).tryLock(TIMEOUT);
             assertThat(next).as("the lock after the holder released it on the new primary").isPresent();
             assertThat(next.get().fencingToken()).as("the token of the next grant").isGreaterThan(token);
