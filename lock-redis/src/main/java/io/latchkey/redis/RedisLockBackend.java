@@ -71,8 +71,8 @@ import org.slf4j.LoggerFactory;
  * to the lease and reports its {@code PTTL}; one cadence, one round trip, no Redisson watchdog. The checks of all the
  * locks held through this backend go together ({@link RedisRenewals}): at most two rounds a period, each one script
  * per hash slot of at most {@value RedisRenewals#MAX_KEYS} keys ({@link RedisScripts#CHECK_ALL}), or
- * {@link RedisScripts#CHECK} for a slot with a single lock; so outside a cluster a client holding any number of
- * locks sends about as many scripts as one holding one. A waiter
+ * {@link RedisScripts#CHECK} for a slot with a single lock; so outside a cluster a client holding up to
+ * {@value RedisRenewals#MAX_KEYS} locks sends about as many scripts as one holding one. A waiter
  * queues in a sorted set beside the lock and listens on the lock's wake channel; a release wakes only
  * the queued waiter whose entry runs out first, so a hand-over costs the release and the woken waiter's
  * grant however many clients wait, where every waiting client of Redisson's {@code RLock} retries.
@@ -155,7 +155,10 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
         return Duration.ofMillis(leaseMillis);
     }
 
-    /** Runs a held permit's or read-write grant's {@code check} every check period on this backend's checker thread, until cancelled. */
+    /**
+     * Runs a held permit's or read-write grant's {@code check} every check period on this backend's checker thread,
+     * until cancelled; held locks are checked together by {@link #renewals}.
+     */
     ScheduledFuture<?> everyCheckPeriod(Runnable check) {
         return checker.scheduleWithFixedDelay(check, checkPeriodMillis, checkPeriodMillis, TimeUnit.MILLISECONDS);
     }

@@ -19,8 +19,8 @@ import org.redisson.client.codec.LongCodec;
 
 /**
  * The ownership checks of every lock a backend holds, sent together: one script per Redis Cluster hash slot (per
- * server outside a cluster) for all the locks due, instead of one per lock, so a client holding many locks sends
- * about as many scripts as one holding a single lock.
+ * server outside a cluster) for all the locks due, instead of one per lock, so outside a cluster a client holding up
+ * to {@value #MAX_KEYS} locks sends about as many scripts as one holding a single lock.
  *
  * <p>Each lock is due a check period after its last check (its grant, at first). A round sends every lock due
  * within half a period, and the next round comes when the first lock left is due: so no lock waits longer than a
@@ -34,8 +34,8 @@ import org.redisson.client.codec.LongCodec;
  * did for a script of its own. A key that no longer holds its owner is -3 for that lock alone: the others of the
  * batch are confirmed. A failed batch is silence for each of its locks, never loss. The keys of one script are of
  * one hash slot, which a cluster requires and which is one node; outside a cluster every key is on the one
- * primary. A script renews at most {@link #MAX_KEYS} keys, so none keeps Redis from other clients for long
- * (three commands per key, a few hundred microseconds for the largest). A slot where a single lock is held gets
+ * primary. A script renews at most {@link #MAX_KEYS} keys (three commands each), so none keeps Redis from other
+ * clients for long. A slot where a single lock is held gets
  * that lock's own {@link RedisScripts#CHECK}. A batch a cluster refuses while its slot migrates ({@code TRYAGAIN}:
  * some of its keys moved, some not yet) is sent again key by key, each following {@code ASK} as a single key does.
  *
