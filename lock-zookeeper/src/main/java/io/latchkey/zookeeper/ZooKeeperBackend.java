@@ -42,7 +42,8 @@ import org.slf4j.LoggerFactory;
  * their answers and watches at most its deadline plus the {@code timeout} option, so a request stuck
  * on a dead server never holds the caller longer, and no thread is started per acquire. A granted node
  * goes to a {@link ZooKeeperLease}, which releases by deleting it from whatever thread closes the lease.
- * The backend's threads: one renewal timer, and Curator's own (its event thread and the ZooKeeper
+ * The backend's threads: one renewal timer, which probes the session for all its leases
+ * ({@link SessionProbe}), and Curator's own (its event thread and the ZooKeeper
  * client's two).
  */
 final class ZooKeeperBackend implements SemaphoreBackend, ReadWriteBackend {
@@ -58,7 +59,8 @@ final class ZooKeeperBackend implements SemaphoreBackend, ReadWriteBackend {
     final HolderStamp stamp;
     final ScheduledExecutorService renewer;
     private final boolean ownsClient;
-    private final Set<ZooKeeperLease> leases = ConcurrentHashMap.newKeySet();
+    /** The held leases and the one probe of the session that keeps them valid. */
+    private final SessionProbe probe;
     /** Acquisitions of locks and permits waiting now: a change of the connection wakes them to look again. */
     final Set<Waiter> waiting = ConcurrentHashMap.newKeySet();
     private final ConnectionStateListener listener = this::stateChanged;
@@ -90,6 +92,7 @@ final class ZooKeeperBackend implements SemaphoreBackend, ReadWriteBackend {
                 DaemonThreads.factory("latchkey-zookeeper-" + id + "-renewal"));
         timer.setRemoveOnCancelPolicy(true);
         this.renewer = timer;
+        this.probe = new SessionProbe(this);
         client.getConnectionStateListenable().addListener(listener);
     }
 
@@ -220,22 +223,41 @@ final class ZooKeeperBackend implements SemaphoreBackend, ReadWriteBackend {
         }
     }
 
+    /** The negotiated session timeout: how long the servers keep a silent session, and with it its nodes. */
+    Duration sessionTimeout() {
+        try {
+            return Duration.ofMillis(client.getZookeeperClient().getZooKeeper().getSessionTimeout());
+        } catch (Exception e) {
+            return Duration.ZERO; // no connection object: no evidence either
+        }
+    }
+
+    /**
+     * Keeps {@code lease} valid from the session's probe until {@link #forget}.
+     *
+     * @throws java.util.concurrent.RejectedExecutionException if the backend is closed
+     */
     void adopt(ZooKeeperLease lease) {
-        leases.add(lease);
+        probe.add(lease);
     }
 
     void forget(ZooKeeperLease lease) {
-        leases.remove(lease);
+        probe.remove(lease);
     }
 
     private void stateChanged(CuratorFramework c, ConnectionState state) {
+        Set<ZooKeeperLease> leases = probe.leases();
         if (state == ConnectionState.SUSPENDED && !leases.isEmpty()) {
             log.warn("connection to zookeeper suspended; {} under {} stay valid at most until their validity"
                     + " deadline unless the connection comes back", leases.stream().map(ZooKeeperLease::subject)
                     .sorted().collect(java.util.stream.Collectors.joining(", ")), basePath);
         }
-        for (ZooKeeperLease lease : leases) {
-            lease.connectionStateChanged(state);
+        if (state == ConnectionState.LOST) {
+            for (ZooKeeperLease lease : leases) {
+                lease.sessionLost();
+            }
+        } else if (state == ConnectionState.RECONNECTED && !leases.isEmpty()) {
+            probe.reconnected();
         }
         for (Waiter a : waiting) {
             a.wake();

@@ -10,17 +10,15 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.api.CuratorEvent;
-import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,20 +29,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Evidence: the grant itself is the first ({@link Acquisition} explains why the create's own answer,
  * or for a waiter a {@code sync} ahead of its last children read, proves the session alive after a
- * known send time). Then, every quarter of the session timeout, the lease sends {@code sync} and then
- * {@code exists} on its node, taking {@link System#nanoTime()} before the {@code sync} is sent. A
- * {@code sync} is answered only after the leader has seen it, and the {@code exists} answer after that
- * (ZooKeeper answers a session's requests in order), so an answer showing the node with this lease's
- * {@code czxid} and this session as its owner proves the session was alive at the servers after that
- * send time; the session, and with it the node, then lives at least the negotiated session timeout
- * from there unless the server hears from the client again. That is reported as
- * {@link LeaseEvidence#confirmed}. {@code SUSPENDED} stops the evidence, so the validity deadline
- * counts down from the last answer; {@code RECONNECTED} probes at once; {@code LOST}, an answer without
- * the node, or the node's deletion seen by a watch report {@link LeaseEvidence#lost}. The watch is the
- * one the grant's children read left on the lock path (no request of its own); at its first change,
- * or at its first probe if that comes first, the lease watches its own node with {@code exists} (a
- * permit's grant changes its semaphore's children itself, so a permit's node is watched from its first
- * probe).
+ * known send time). Then the backend's one probe of the session confirms every lease that watches its
+ * own node ({@link SessionProbe} says why a live session and a watch that has not fired are this
+ * lease's evidence), so a client holding many locks sends no request per lock and tick. {@code LOST},
+ * or the node's deletion seen by the watch, or a watch that finds the node gone or someone else's,
+ * report {@link LeaseEvidence#lost}. The first watch is the one the grant's children read left on the
+ * lock path (no request of its own); at its first change, or at the first probe if that comes first,
+ * the lease watches its own node with {@code exists} (a permit's grant changes its semaphore's children
+ * itself, so a permit's node is watched from the first probe). A watch fires once: a change other than
+ * the deletion (its schedule record written) sets it again at once.
  */
 class ZooKeeperLease implements BackendLease {
 
@@ -61,11 +54,16 @@ class ZooKeeperLease implements BackendLease {
     private final LeaseEvidence evidence;
     private final Watcher watcher = this::nodeEvent;
     private final AtomicBoolean released = new AtomicBoolean();
-    private final AtomicBoolean watchingNode = new AtomicBoolean();
-    private final AtomicLong probeSentAt = new AtomicLong(); // 0 when no probe is in flight
+    /** Set at the loss: no watch is set again, no confirmation is passed on. */
+    private final AtomicBoolean ended = new AtomicBoolean();
+    private final Object watchLock = new Object();
+    /**
+     * Odd while this lease's own node is watched (the {@code exists} that sets the watch sent), even
+     * while not; one more at each change, so a probe knows whether the watch it counted is still set.
+     */
+    private int watch; // guarded by watchLock
     private final long czxid;
     private final long sessionId;
-    private volatile ScheduledFuture<?> renewal;
 
     ZooKeeperLease(ZooKeeperBackend backend, String lockName, String node, long czxid, long sessionId,
             LeaseEvidence evidence) {
@@ -78,26 +76,83 @@ class ZooKeeperLease implements BackendLease {
     }
 
     /**
-     * Reports the grant's evidence and starts the periodic one.
+     * Reports the grant's evidence and hands the lease to the session's probe.
      *
      * @param sentAt {@link System#nanoTime()} before the request whose answer proved the session alive
      */
     void start(long sentAt) {
-        backend.adopt(this);
-        evidence.confirmed(sentAt, sessionTimeout());
-        long every = Math.max(50, sessionTimeout().toMillis() / 4);
         try {
-            renewal = backend.renewer.scheduleWithFixedDelay(this::renew, every, every, TimeUnit.MILLISECONDS);
+            if (backend.isClosed()) {
+                throw new RejectedExecutionException("closed");
+            }
+            backend.adopt(this);
         } catch (RejectedExecutionException e) {
             throw new IllegalStateException("zookeeper lock backend is closed; " + subject() + " was released", e);
         }
+        evidence.confirmed(sentAt, backend.sessionTimeout());
         log.debug("{} granted: node {}, fencing token (czxid) {}", subject(), node, czxid);
     }
 
-    /** Watches this lease's own node from now on: once, as the lock path's children changed. */
+    /** Watches this lease's own node from now on: as the lock path's children changed. */
     void watchNode() {
-        if (!released.get() && watchingNode.compareAndSet(false, true)) {
-            exists(true).whenComplete(this::checkNode);
+        try {
+            ZooKeeper zk = backend.client.getZookeeperClient().getZooKeeper();
+            watchFor(zk, zk.getSessionId());
+        } catch (Exception e) {
+            log.debug("no zookeeper handle to watch the node of lock '{}' ({}); the next probe does", lockName, node, e);
+        }
+    }
+
+    /**
+     * Watches this lease's own node through {@code zk}, the handle of {@code session}, unless it is
+     * watched already; the watch state to confirm against ({@link #isWatching} false: not watched).
+     * Sent under the lock, so a probe that reads the state afterwards sends its {@code sync} after it.
+     */
+    int watchFor(ZooKeeper zk, long session) {
+        synchronized (watchLock) {
+            if (isWatching(watch) || released.get() || ended.get() || session != sessionId) {
+                return watch; // a lease of an ended session is not confirmed by the next one: LOST ends it
+            }
+            int armed = ++watch;
+            zk.exists(ZKPaths.fixForNamespace(backend.client.getNamespace(), node), watcher, (rc, p, ctx, stat) -> {
+                KeeperException.Code code = KeeperException.Code.get(rc);
+                if (code == KeeperException.Code.OK || code == KeeperException.Code.NONODE) {
+                    ours(stat, "was deleted on the server: " + ENDED);
+                } else {
+                    unwatched(armed);
+                    log.debug("watching the node of lock '{}' ({}) failed ({}); the next probe tries again", lockName,
+                            node, code);
+                }
+            }, null);
+            return armed;
+        }
+    }
+
+    static boolean isWatching(int watch) {
+        return (watch & 1) == 1;
+    }
+
+    /** The watch set as state {@code armed} is no longer set (it fired, or its request failed). */
+    private void unwatched(int armed) {
+        synchronized (watchLock) {
+            if (watch == armed) {
+                watch++;
+            }
+        }
+    }
+
+    /**
+     * The session's probe sent at {@code sentAt} was answered: the lease is confirmed if the watch it
+     * counted, state {@code counted}, is still set (any event of it came ahead of the answer).
+     */
+    void confirmed(int counted, long sentAt, Duration ttl) {
+        synchronized (watchLock) {
+            if (watch != counted) {
+                return;
+            }
+        }
+        if (!released.get() && !ended.get()) {
+            inCallback(() -> evidence.confirmed(sentAt, ttl));
         }
     }
 
@@ -142,7 +197,7 @@ class ZooKeeperLease implements BackendLease {
         if (!released.compareAndSet(false, true)) {
             return;
         }
-        stopRenewal();
+        backend.forget(this);
         CompletableFuture<Void> deleted = deleteNode();
         if (Boolean.TRUE.equals(IN_CALLBACK.get())) {
             return; // the delete's answer would come on this very thread; Curator keeps retrying it
@@ -192,52 +247,10 @@ class ZooKeeperLease implements BackendLease {
         return done;
     }
 
-    void connectionStateChanged(ConnectionState state) {
-        if (released.get()) {
-            return;
-        }
-        if (state == ConnectionState.LOST) {
+    /** Curator reported {@code LOST}: the session is gone, and the servers delete its nodes with it. */
+    void sessionLost() {
+        if (!released.get()) {
             lost("the zookeeper session expired or was lost, and the server deletes the lock node with it", null);
-        } else if (state == ConnectionState.RECONNECTED) {
-            probeSentAt.set(0); // whatever was in flight died with the old connection
-            renew();
-        }
-    }
-
-    private void renew() {
-        if (released.get()) {
-            return;
-        }
-        long now = System.nanoTime();
-        long previous = probeSentAt.get();
-        if (previous != 0 && now - previous < 2 * backend.timeout.toNanos()) {
-            return; // the last probe is still under way
-        }
-        if (!probeSentAt.compareAndSet(previous, now)) {
-            return;
-        }
-        // a node no change of its parent's children has got watched yet (a permit's, which its own grant
-        // changed) is watched from its first probe on, at no request of its own
-        boolean watch = watchingNode.compareAndSet(false, true);
-        probe(watch).whenComplete((stat, error) -> {
-            probeSentAt.compareAndSet(now, 0);
-            if (error != null && watch) {
-                watchingNode.set(false);
-            }
-            if (error != null) {
-                log.debug("probe of lock '{}' (node {}) failed; the validity deadline keeps counting down", lockName, node, error);
-            } else if (ours(stat, "no longer exists on the server: " + ENDED)) {
-                inCallback(() -> evidence.confirmed(now, sessionTimeout()));
-            }
-        });
-    }
-
-    private void checkNode(Stat stat, Throwable error) {
-        if (error != null) {
-            watchingNode.set(false); // the next change or renewal tries again
-            log.debug("watching the node of lock '{}' ({}) failed", lockName, node, error);
-        } else {
-            ours(stat, "was deleted on the server: " + ENDED);
         }
     }
 
@@ -255,68 +268,27 @@ class ZooKeeperLease implements BackendLease {
         return true;
     }
 
-    /**
-     * {@code sync}, then {@code exists} on the node, sent together (a session's requests are answered in
-     * order); completes with its stat, or {@code null} if it is gone.
-     */
-    private CompletableFuture<Stat> probe(boolean watch) {
-        CompletableFuture<Stat> synced = new CompletableFuture<>();
-        try {
-            backend.client.sync().inBackground((c, event) -> {
-                if (!ok(event) && code(event) != KeeperException.Code.NONODE) {
-                    synced.completeExceptionally(KeeperException.create(code(event), node));
-                } else {
-                    synced.complete(null);
-                }
-            }).forPath(node);
-        } catch (Exception e) {
-            synced.completeExceptionally(e);
-        }
-        return synced.thenCombine(exists(watch), (s, stat) -> stat);
-    }
-
-    /** {@code exists} on the node, watching it if asked; completes with its stat, or {@code null} if it is gone. */
-    private CompletableFuture<Stat> exists(boolean watch) {
-        CompletableFuture<Stat> result = new CompletableFuture<>();
-        CuratorFramework client = backend.client;
-        try {
-            (watch ? client.checkExists().usingWatcher(watcher) : client.checkExists()).inBackground((c, exists) -> {
-                if (ok(exists)) {
-                    result.complete(exists.getStat());
-                } else if (code(exists) == KeeperException.Code.NONODE) {
-                    result.complete(null);
-                } else {
-                    result.completeExceptionally(KeeperException.create(code(exists), node));
-                }
-            }).forPath(node);
-        } catch (Exception e) {
-            result.completeExceptionally(e);
-        }
-        return result;
-    }
-
     private void nodeEvent(WatchedEvent event) {
-        if (released.get() || event.getType() == Watcher.Event.EventType.None) {
+        if (released.get() || ended.get() || event.getType() == Watcher.Event.EventType.None) {
             return;
         }
         if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
             lost("its lock node " + node + " was deleted on the server: " + ENDED, null);
-        } else {
-            exists(true).whenComplete(this::checkNode); // any other change consumed the watch: set it again
+            return;
         }
+        // any other change consumed the watch: until it is set again, the probe confirms nothing of this lease
+        synchronized (watchLock) {
+            if (isWatching(watch)) {
+                watch++;
+            }
+        }
+        watchNode();
     }
 
     private void lost(String reason, Throwable cause) {
-        stopRenewal();
-        inCallback(() -> evidence.lost(reason, cause));
-    }
-
-    private void stopRenewal() {
-        ScheduledFuture<?> r = renewal;
-        if (r != null) {
-            r.cancel(false);
-        }
+        ended.set(true);
         backend.forget(this);
+        inCallback(() -> evidence.lost(reason, cause));
     }
 
     private static void inCallback(Runnable r) {
@@ -329,22 +301,5 @@ class ZooKeeperLease implements BackendLease {
                 IN_CALLBACK.remove();
             }
         }
-    }
-
-    /** The negotiated session timeout: how long the servers keep a silent session, and with it the node. */
-    private Duration sessionTimeout() {
-        try {
-            return Duration.ofMillis(backend.client.getZookeeperClient().getZooKeeper().getSessionTimeout());
-        } catch (Exception e) {
-            return Duration.ZERO; // no connection object: no evidence either
-        }
-    }
-
-    private static boolean ok(CuratorEvent event) {
-        return code(event) == KeeperException.Code.OK;
-    }
-
-    private static KeeperException.Code code(CuratorEvent event) {
-        return KeeperException.Code.get(event.getResultCode());
     }
 }

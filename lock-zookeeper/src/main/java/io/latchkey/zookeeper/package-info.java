@@ -32,8 +32,11 @@
  * only be stale towards more nodes (every lower node was created before ours, and the follower has
  * applied our create), which makes a waiter wait, never a wrong grant. A waiter granted after waiting
  * takes its proof from one {@code sync} sent just before its last children read, in the same round
- * trip. A held lock is then renewed by a {@code sync} and an {@code exists} every quarter of the session
- * timeout, and watched through the watch its children read left (no request of its own).
+ * trip. A held lock is watched first through the watch its children read left (no request of its
+ * own), then through an {@code exists} watch on its own node, set once; the client renews all its
+ * leases together by one {@code sync} and one {@code exists} every quarter of the session timeout
+ * ({@code SessionProbe}): two requests a tick whether it holds one lock or ten thousand, since every
+ * lease rides on the one session, and a watch tells a deleted node before the probe's answer.
  *
  * <p><b>Waiters and expired sessions.</b> A waiter queued behind a node whose session expired (the
  * holder's process paused or cut off past its session) keeps waiting within its wait: the server
@@ -66,8 +69,8 @@
  *
  * <p><b>Operators</b> ({@code ZooKeeperAdmin}). {@code forceRelease} reads the grant as {@code inspect}
  * does and deletes exactly that lowest {@code lock-} node, with the version it read (read again, three
- * times at most, if it left or changed first): the holder learns it as a loss at once from its watch, at
- * the latest at its next probe, and the waiter behind it is granted with a higher {@code czxid}.
+ * times at most, if it left or changed first): the holder learns it as a loss at once from its watch,
+ * and the waiter behind it is granted with a higher {@code czxid}.
  * {@code list} reads the base path's children (the encoded lock names; the semaphore and read-write
  * subtrees map to no lock name) and, in name order, which of them hold a {@code lock-} node, until the
  * page is full: one round trip, then one per batch of names. Neither creates a node. A name whose
