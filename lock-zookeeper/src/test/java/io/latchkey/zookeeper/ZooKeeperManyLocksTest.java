@@ -67,8 +67,9 @@ class ZooKeeperManyLocksTest {
                 // a probe is two requests; a tick's phase may put one probe more into a window
                 assertThat(many).as("requests a second with %d locks held, against %.1f with one (tick %s)", LOCKS, one, tick)
                         .isLessThan(2 * one + 2 * perTick);
-                assertThat(one).as("requests a second with one lock held (tick %s)", tick).isLessThanOrEqualTo(
-                        2 * perTick * (TICKS + 1) / TICKS);
+                // a window of TICKS ticks holds TICKS + 1 probes at most; one more for a slow clock read
+                assertThat(one).as("requests a second with one lock held (tick %s)", tick).isLessThan(
+                        2 * perTick * (TICKS + 2) / TICKS);
             } finally {
                 held.forEach(Lease::close);
             }
