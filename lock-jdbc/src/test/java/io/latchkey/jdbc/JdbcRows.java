@@ -11,7 +11,14 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import io.latchkey.Lease;
+import io.latchkey.LockClient;
+import io.latchkey.LockOptions;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
+import java.util.function.LongSupplier;
 
 /**
  * What the tests read of Latchkey's tables, through a JDBC connection of their own to the kit's server:
@@ -63,6 +70,32 @@ final class JdbcRows {
         try (ResultSet r = s.executeQuery()) {
             r.next();
             return r.getLong(1);
+        }
+    }
+
+    /** The namespace of {@link #renewalsWhileHolding}'s tables. */
+    static final String RENEWALS = "renewals";
+
+    /**
+     * Holds {@code locks} locks of namespace {@link #RENEWALS} on one client (lease 3 s, a renewal tick a
+     * second) for {@code ticks} ticks after {@code reset} emptied the server's statement statistics, checks
+     * that every lease outlived its lease on renewals alone, and returns what {@code count} then reads.
+     */
+    static long renewalsWhileHolding(LockServer server, int locks, int ticks, Runnable reset, LongSupplier count)
+            throws InterruptedException {
+        Duration lease = Duration.ofSeconds(3);
+        LockOptions options = LockOptions.builder().lease(lease).timeout(Duration.ofSeconds(1)).namespace(RENEWALS).build();
+        try (LockClient client = LockClient.connect(java.net.URI.create(server.uri(server.endpoints())), options)) {
+            List<Lease> held = new ArrayList<>();
+            for (int i = 0; i < locks; i++) {
+                held.add(client.lock("held-" + i).tryLock(Duration.ZERO).orElseThrow());
+            }
+            reset.run();
+            Thread.sleep(lease.dividedBy(3).multipliedBy(ticks).toMillis()); // the renewals to count: their ticks are the clock
+            long renewals = count.getAsLong();
+            assertThat(held).as("leases held past their lease by renewals alone").allMatch(Lease::isValid);
+            held.forEach(Lease::close);
+            return renewals;
         }
     }
 }

@@ -63,25 +63,12 @@ class MariaDbOperationCountTest {
     @Test
     void heldLocksAreRenewedTogether() throws Exception {
         MariaDbServer server = SERVER.get();
-        String namespace = "renewals";
-        Duration lease = Duration.ofSeconds(3);
-        Duration tick = lease.dividedBy(3);
-        LockOptions options = LockOptions.builder().lease(lease).timeout(Duration.ofSeconds(1)).namespace(namespace).build();
-        try (LockClient client = LockClient.connect(URI.create(server.uri(server.endpoints())), options)) {
-            java.util.List<Lease> held = new java.util.ArrayList<>();
-            for (int i = 0; i < LOCKS; i++) {
-                held.add(client.lock("held-" + i).tryLock(Duration.ZERO).orElseThrow());
-            }
-            server.sql("truncate table performance_schema.events_statements_summary_by_digest");
-            Thread.sleep(tick.multipliedBy(TICKS).toMillis()); // the renewals to count: their ticks are the clock
-            long renewals = Long.parseLong(server.sql("select coalesce(sum(count_star), 0) from"
-                    + " performance_schema.events_statements_summary_by_digest where digest_text like 'UPDATE `"
-                    + namespace + "\\_names` SET `expires\\_ms`%'").trim());
-            assertThat(held).as("leases held past their lease by renewals alone").allMatch(Lease::isValid);
-            // one statement per held row a tick: UPDATE returns no rows on MariaDB to batch with
-            assertThat(renewals).as("renewal statements for %d held locks over %d ticks", LOCKS, TICKS)
-                    .isBetween((long) LOCKS, LOCKS * (TICKS + 1L));
-            held.forEach(Lease::close);
-        }
+        long renewals = JdbcRows.renewalsWhileHolding(server, LOCKS, TICKS, () -> server.sql("truncate table performance_schema.events_statements_summary_by_digest"),
+                () -> Long.parseLong(server.sql("select coalesce(sum(count_star), 0) from"
+                        + " performance_schema.events_statements_summary_by_digest where digest_text like 'UPDATE `"
+                        + JdbcRows.RENEWALS + "\\_names` SET `expires\\_ms`%'").trim()));
+        // one statement per held row a tick: UPDATE returns no rows on MariaDB to batch with
+        assertThat(renewals).as("renewal statements for %d held locks over %d ticks", LOCKS, TICKS)
+                .isBetween((long) LOCKS, LOCKS * (TICKS + 1L));
     }
 }

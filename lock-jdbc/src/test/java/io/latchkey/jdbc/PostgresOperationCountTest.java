@@ -61,24 +61,11 @@ class PostgresOperationCountTest {
     @Test
     void heldLocksAreRenewedTogether() throws Exception {
         PostgresServer server = SERVER.get();
-        String namespace = "renewals";
-        Duration lease = Duration.ofSeconds(3);
-        Duration tick = lease.dividedBy(3);
-        LockOptions options = LockOptions.builder().lease(lease).timeout(Duration.ofSeconds(1)).namespace(namespace).build();
-        try (LockClient client = LockClient.connect(URI.create(server.uri(server.endpoints())), options)) {
-            java.util.List<Lease> held = new java.util.ArrayList<>();
-            for (int i = 0; i < LOCKS; i++) {
-                held.add(client.lock("held-" + i).tryLock(Duration.ZERO).orElseThrow());
-            }
-            server.sql("select pg_stat_statements_reset()");
-            Thread.sleep(tick.multipliedBy(TICKS).toMillis()); // the renewals to count: their ticks are the clock
-            long renewals = Long.parseLong(server.sql("select coalesce(sum(calls), 0) from pg_stat_statements where query like 'UPDATE "
-                    + namespace + "\\_names SET expires\\_ms%'").trim());
-            assertThat(held).as("leases held past their lease by renewals alone").allMatch(Lease::isValid);
-            // one statement a tick for all of them: at most one per tick the window holds, and one more for its phase
-            assertThat(renewals).as("renewal statements for %d held locks over %d ticks", LOCKS, TICKS)
-                    .isBetween(1L, TICKS + 1L);
-            held.forEach(Lease::close);
-        }
+        long renewals = JdbcRows.renewalsWhileHolding(server, LOCKS, TICKS, () -> server.sql("select pg_stat_statements_reset()"),
+                () -> Long.parseLong(server.sql("select coalesce(sum(calls), 0) from pg_stat_statements where query like"
+                        + " 'UPDATE " + JdbcRows.RENEWALS + "\\_names SET expires\\_ms%'").trim()));
+        // one statement a tick for all of them: at most one per tick the window holds, and one more for its phase
+        assertThat(renewals).as("renewal statements for %d held locks over %d ticks", LOCKS, TICKS)
+                .isBetween(1L, TICKS + 1L);
     }
 }
