@@ -1,7 +1,6 @@
 package io.latchkey.jdbc;
 
 import io.latchkey.LockBackendUnavailableException;
-import io.latchkey.LockLostException;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.Deadline;
@@ -14,7 +13,6 @@ import io.latchkey.spi.ReadWriteBackend;
 import io.latchkey.spi.ReadWriteRecords;
 import io.latchkey.spi.SemaphoreBackend;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -47,13 +45,13 @@ final class JdbcLockBackend implements SemaphoreBackend, ReadWriteBackend {
     final Database db;
     final Tables tables;
     final Renewer renewer;
-    private final LockRows locks;
-    private final HolderRows holders;
+    final LockRows locks;
+    final HolderRows holders;
     private final Wakeups wakeups = new Wakeups();
     private final PostgresListener listener;
     private final LockOptions options;
     private final HolderStamp stamp;
-    private final long leaseMillis;
+    final long leaseMillis;
     private final long pollMillis;
     private final String clientId = Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
     private final AtomicLong grants = new AtomicLong();
@@ -161,7 +159,7 @@ final class JdbcLockBackend implements SemaphoreBackend, ReadWriteBackend {
         String holder = stamp.forCurrentThread();
         String where = describe(lockName);
         String owner = newOwner(); // one per acquire: an attempt that runs again finds its own grant
-        Queued queued = new Queued(lockName, owner);
+        QueuedWaiter queued = new QueuedWaiter(this, lockName, owner);
         return await(Wakeups.key('L', lockName), lockName, where, deadline, bound -> {
             long sentAt = System.nanoTime();
             LockRows.Attempt a = db.call(lockName, "the acquire of " + where, bound,
@@ -228,7 +226,7 @@ final class JdbcLockBackend implements SemaphoreBackend, ReadWriteBackend {
             if (granted.slot() < 0) {
                 return new Outcome<>(null, granted.holderLeftMillis());
             }
-            return new Outcome<>(granted(new Permit(this, name, owner, granted.token(), granted.slot(), evidence), sentAt), 0);
+            return new Outcome<>(granted(new SlotLease(this, name, owner, granted.token(), granted.slot(), evidence), sentAt), 0);
         }, () -> { });
     }
 
@@ -299,7 +297,7 @@ final class JdbcLockBackend implements SemaphoreBackend, ReadWriteBackend {
             if (granted[0] == 0) {
                 return new Outcome<>(null, granted[1]);
             }
-            return new Outcome<>(granted(new Grant(this, mode, name, owner, granted[0], evidence), sentAt), 0);
+            return new Outcome<>(granted(new ModeLease(this, mode, name, owner, granted[0], evidence), sentAt), 0);
         }, gaveUp);
     }
 
@@ -317,54 +315,6 @@ final class JdbcLockBackend implements SemaphoreBackend, ReadWriteBackend {
         }
     }
 
-    /**
-     * A lock's waiter as other clients count it ({@link GrantRecord#waiters()}): a row of kind {@code Q} in
-     * the holders table while it waits, expiring a lease after its last refresh (each try refreshes it
-     * when a third of the lease has passed), deleted when the waiter is granted or gives up. Waiting costs
-     * the database one statement per refresh; an acquire that does not wait writes none.
-     */
-    private final class Queued {
-        private final String name;
-        private final String owner;
-        private final long slot = ThreadLocalRandom.current().nextLong(Long.MAX_VALUE);
-        private long refreshedAt;
-        private boolean inserted;
-
-        Queued(String name, String owner) {
-            this.name = name;
-            this.owner = owner;
-        }
-
-        void refresh(Deadline bound) throws InterruptedException {
-            long now = System.nanoTime();
-            if (inserted && now - refreshedAt < java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(leaseMillis / 3)) {
-                return;
-            }
-            db.call(name, "counting a waiter of " + describe(name), bound, c -> {
-                holders.queue(c, name, slot, owner, leaseMillis, !inserted);
-                return null;
-            });
-            inserted = true;
-            refreshedAt = now;
-        }
-
-        void leave() {
-            if (!inserted) {
-                return;
-            }
-            inserted = false;
-            try {
-                db.call(name, "removing a waiter of " + describe(name), Deadline.after(db.timeout()), c -> {
-                    holders.release(c, 'Q', name, owner, null);
-                    return null;
-                });
-            } catch (RuntimeException e) {
-                log.debug("lock '{}': a waiter's row stays until it expires", name, e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
 
     /** Releases a row of this client: frees or deletes it where it still carries the grant's owner, and wakes waiters. */
     void releaseRow(RowLease lease) {
@@ -458,97 +408,5 @@ final class JdbcLockBackend implements SemaphoreBackend, ReadWriteBackend {
         }
         Database.closeQuietly(pool);
         threads.shutdownNow();
-    }
-
-    /** A lock's grant: its row of the names table. */
-    static final class LockLease extends RowLease {
-        LockLease(JdbcLockBackend backend, String name, String owner, long token, LeaseEvidence evidence) {
-            super(backend, 'L', name, owner, token, evidence);
-        }
-
-        @Override
-        String where() {
-            return backend.describe(name);
-        }
-
-        @Override
-        public boolean releaseAfter(Duration remaining) {
-            if (!end()) {
-                return true;
-            }
-            Deadline bound = Deadline.after(backend.db.timeout());
-            try {
-                boolean held = backend.db.call(name, "handing the expiry of " + where() + " to the database", bound,
-                        c -> backend.locks.expireAfter(c, name, owner, Math.max(1, remaining.toMillis())));
-                if (!held) {
-                    log.warn("lock '{}': the row no longer carried this grant when its expiry was handed over", name);
-                }
-                return true;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw backend.db.unavailable(name, "handing the expiry of " + where() + " to the database", e);
-            }
-        }
-
-        @Override
-        public boolean recordsSlots() {
-            return true;
-        }
-
-        @Override
-        public Optional<Instant> lastCompletedSlot() {
-            return call("reading the last completed slot of " + where(), c -> backend.locks.lastSlot(c, name));
-        }
-
-        @Override
-        public void recordCompletedSlot(Instant slot) {
-            boolean recorded = call("recording slot " + slot + " of " + where(),
-                    c -> backend.locks.recordSlot(c, name, owner, token, slot));
-            if (!recorded) {
-                throw new LockLostException(name, where() + ": the database refused to record slot " + slot
-                        + ", this grant (token " + token + ") no longer holds the lock");
-            }
-        }
-
-        private <T> T call(String what, Database.Work<T> work) {
-            try {
-                return backend.db.call(name, what, Deadline.after(backend.db.timeout()), work);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw backend.db.unavailable(name, what + " (interrupted)", e);
-            }
-        }
-    }
-
-    /** A permit of a semaphore: its row of the holders table, at its slot. */
-    static final class Permit extends RowLease implements PermitLease {
-        private final int slot;
-
-        Permit(JdbcLockBackend backend, String name, String owner, long token, int slot, LeaseEvidence evidence) {
-            super(backend, 'S', name, owner, token, evidence);
-            this.slot = slot;
-        }
-
-        @Override
-        public int slot() {
-            return slot;
-        }
-
-        @Override
-        String where() {
-            return "slot " + slot + " of " + backend.describeSemaphore(name);
-        }
-    }
-
-    /** A read or write grant: its row of the holders table. */
-    static final class Grant extends RowLease {
-        Grant(JdbcLockBackend backend, char mode, String name, String owner, long token, LeaseEvidence evidence) {
-            super(backend, mode, name, owner, token, evidence);
-        }
-
-        @Override
-        String where() {
-            return (kind == 'R' ? "a read grant of " : "the write grant of ") + backend.describeReadWrite(name);
-        }
     }
 }
