@@ -4,6 +4,8 @@ import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockException;
 import io.latchkey.spi.Deadline;
 import io.latchkey.spi.Durations;
+import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.pool.HikariPool;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -21,13 +23,13 @@ import javax.sql.DataSource;
  * act on them. A silent database (paused, cut off) therefore costs a call its bound and no more: the
  * driver gives up on the socket, and the pool drops the connection.
  *
- * <p>A pool of Latchkey's own (HikariCP) waits for a connection at most {@code timeout}, its
- * {@code connectionTimeout}. The application's own {@link DataSource} may wait longer, so a connection
+ * <p>A pool of Latchkey's own (HikariCP) is asked for a connection within what is left of the call's
+ * bound. The application's own {@link DataSource} may wait longer, so a connection
  * is asked of it on a thread of the backend and waited for within the call's bound; one that arrives
  * later is closed at once.
  *
  * <p>A call whose connection fails (the server restarted and closed it, or it was cut) runs again on
- * another connection while its bound lasts. Every call may run twice: each write is guarded by the
+ * another connection while its bound lasts; a call that got no connection within its bound does not. Every call may run twice: each write is guarded by the
  * grant's owner, so a grant that committed before its connection failed is found again, not taken
  * twice, and a release or renewal repeated changes nothing.
  *
@@ -90,7 +92,13 @@ final class Database {
     private <T> T run(String lockName, String what, Deadline bound, boolean transaction, Work<T> work)
             throws InterruptedException {
         while (true) {
-            try (Connection c = connection(lockName, what, bound)) {
+            Connection borrowed;
+            try {
+                borrowed = connection(lockName, what, bound);
+            } catch (SQLException e) {
+                throw failure(lockName, what, e); // the pool waited out the bound: no time is left to try again
+            }
+            try (Connection c = borrowed) {
                 int previousTimeout = ownPool ? -1 : c.getNetworkTimeout();
                 long left = bound.remainingMillis();
                 if (left <= 0) {
@@ -146,7 +154,9 @@ final class Database {
     /** A connection of the pool, within {@code bound}. */
     Connection connection(String lockName, String what, Deadline bound) throws SQLException, InterruptedException {
         if (ownPool) {
-            return dataSource.getConnection(); // HikariCP waits at most its connectionTimeout, the timeout option
+            // HikariCP's own bound, the call's rest: its connectionTimeout (the timeout option) may be more
+            HikariPool pool = (HikariPool) ((HikariDataSource) dataSource).getHikariPoolMXBean();
+            return pool.getConnection(Math.max(1, bound.remainingMillis()));
         }
         CompletableFuture<Connection> borrowed = CompletableFuture.supplyAsync(() -> {
             try {

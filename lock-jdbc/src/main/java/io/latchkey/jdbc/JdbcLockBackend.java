@@ -402,6 +402,9 @@ final class JdbcLockBackend implements SemaphoreBackend, ReadWriteBackend {
 
     @Override
     public void close() {
+        if (listener != null) {
+            listener.stopping(); // it ends within its poll while the renewer stops
+        }
         renewer.close();
         if (listener != null) {
             listener.close();

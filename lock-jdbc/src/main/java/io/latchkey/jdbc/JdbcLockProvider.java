@@ -135,7 +135,7 @@ public final class JdbcLockProvider implements LockProviderFactory {
         config.setMinimumIdle(1);
         long timeoutMillis = Math.max(250, options.timeout().toMillis());
         config.setConnectionTimeout(timeoutMillis);
-        config.setValidationTimeout(Math.max(250, timeoutMillis / 2));
+        config.setValidationTimeout(Math.max(250, Math.min(1000, timeoutMillis / 4))); // a borrow validates an idle connection
         config.setInitializationFailTimeout(Math.max(1, deadline.remainingMillis() + STARTUP.allowance().toMillis()));
         HikariDataSource pool;
         try {

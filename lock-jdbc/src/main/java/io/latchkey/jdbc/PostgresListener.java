@@ -77,12 +77,26 @@ final class PostgresListener implements AutoCloseable {
         }
     }
 
+    /** Asks the thread to end, without waiting: {@link #close()} waits. */
+    void stopping() {
+        closed = true;
+    }
+
     @Override
     public void close() {
-        closed = true; // seen within the poll interval, when getNotifications returns; an interrupt would
-                       // break the connection under the pool, which logs it
+        closed = true; // seen within the poll interval, when getNotifications returns
         try {
-            thread.join(pollInterval.toMillis() * 2 + 5000);
+            thread.join(pollInterval.toMillis() + 1000);
+            Connection c = connection;
+            if (thread.isAlive() && c != null) {
+                // a connection that does not answer (cut, or the server paused) holds the thread: end it
+                try {
+                    c.abort(Runnable::run);
+                } catch (SQLException | RuntimeException e) {
+                    // closing anyway
+                }
+                thread.join(1000);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -39,6 +39,8 @@ final class Renewer implements AutoCloseable {
     private final Set<RowLease> held = ConcurrentHashMap.newKeySet();
     private final ScheduledExecutorService ticks;
     private final long leaseMillis;
+    /** The connection a tick renews on, while it does: close ends it if the tick does not end by itself. */
+    private volatile java.sql.Connection inUse;
 
     Renewer(JdbcLockBackend backend, Duration lease, ThreadFactory threads) {
         this.backend = backend;
@@ -68,6 +70,7 @@ final class Renewer implements AutoCloseable {
         Database db = backend.db;
         try {
             db.call(null, "the renewal of " + held.size() + " held grants", Deadline.after(db.timeout()), c -> {
+                inUse = c;
                 if (db.dialect == Dialect.POSTGRESQL) {
                     renewAll(c, backend.tables.names(), locks);
                     renewAll(c, backend.tables.holders(), holders);
@@ -85,6 +88,8 @@ final class Renewer implements AutoCloseable {
             log.debug("renewal failed; the grants stay valid until their deadlines unless a later renewal answers", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } finally {
+            inUse = null;
         }
     }
 
@@ -153,7 +158,18 @@ final class Renewer implements AutoCloseable {
     public void close() {
         ticks.shutdownNow();
         try {
-            ticks.awaitTermination(backend.db.timeout().toMillis() * 2, TimeUnit.MILLISECONDS);
+            if (!ticks.awaitTermination(1, TimeUnit.SECONDS)) {
+                // a tick waits for a database that does not answer: its renewal no longer matters
+                java.sql.Connection c = inUse;
+                if (c != null) {
+                    try {
+                        c.abort(Runnable::run);
+                    } catch (SQLException | RuntimeException e) {
+                        // closing anyway
+                    }
+                }
+                ticks.awaitTermination(backend.db.timeout().toMillis(), TimeUnit.MILLISECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
