@@ -27,9 +27,10 @@ import org.slf4j.LoggerFactory;
  * One contender's key in the queue of a lock, bound to the client's {@link EtcdSession}: the key lives
  * as long as that lease, and the lease as long as its keepalives get through.
  *
- * <p>The key's name is unique to this grant ({@code <lease id>-<sequence>}), so no later acquire of the
- * client ever finds it and takes it for its own: not a key whose release is still being retried, nor
- * one left to etcd's expiry for {@code atLeast}. Releasing deletes the key in a transaction guarded by
+ * <p>The key's name ({@code <lease id>-<sequence>}) is this grant's alone while the key may exist, so no
+ * later acquire of the client ever finds it and takes it for its own: not a key whose release is still
+ * being retried, nor one left to etcd's expiry for {@code atLeast}. Only once etcd confirmed its delete
+ * may the name serve the session's next grant of the same lock ({@link EtcdSession#reuseKey} says why). Releasing deletes the key in a transaction guarded by
  * its create revision (the fencing token), one Raft commit; the lease stays for the client's other
  * keys. An abandoned waiter is removed the same way.
  *
@@ -254,7 +255,9 @@ class EtcdLease implements BackendLease {
             return;
         }
         try {
-            backend.callUninterruptibly(lockName, subject(), "deleting key '" + keyString() + "'", deleted);
+            if (backend.callUninterruptibly(lockName, subject(), "deleting key '" + keyString() + "'", deleted).isSucceeded()) {
+                deleteConfirmed();
+            }
         } catch (LockException e) {
             session.deleteLater(key, rev);
             if (e instanceof LockBackendUnavailableException) {
@@ -262,6 +265,15 @@ class EtcdLease implements BackendLease {
             }
             throw e;
         }
+    }
+
+    /**
+     * etcd confirmed that this grant's key, with its create revision, is deleted: the name may serve this
+     * session's next key under the same prefix ({@link EtcdSession#reuseKey}). A permit's slot key has a
+     * fixed name and keeps it.
+     */
+    void deleteConfirmed() {
+        session.keyDeleted(key);
     }
 
     /**

@@ -294,7 +294,7 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
     /** One attempt on the current session: the handle, or null if the deadline passed while waiting. */
     private BackendLease attempt(String lockName, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         EtcdSession session = session(lockName);
-        ByteSequence key = bytes(prefix(lockName) + session.idString() + "-" + Long.toHexString(KEYS.incrementAndGet()));
+        ByteSequence key = session.newKey(prefix(lockName));
         return queue.take(new EtcdLease(this, lockName, key, session, holderText()), deadline, evidence);
     }
 

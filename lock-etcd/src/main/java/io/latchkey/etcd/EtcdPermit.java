@@ -35,6 +35,11 @@ final class EtcdPermit extends EtcdLease implements PermitLease {
         onEnd.run();
     }
 
+    /** A slot key's name is the slot's: nothing to reuse. */
+    @Override
+    void deleteConfirmed() {
+    }
+
     /** Permits have no {@code atLeast}: the shared layer never asks, and the key is not handed to a lease of its own. */
     @Override
     public boolean releaseAfter(Duration remaining) {

@@ -92,8 +92,7 @@ final class EtcdReadWrite {
     EtcdLease attempt(String name, boolean write, Deadline deadline, LeaseEvidence evidence) throws InterruptedException {
         String prefix = prefix(namespace, name);
         EtcdSession session = backend.session(name, subject(name, write));
-        ByteSequence key = EtcdLockBackend.bytes(prefix + (write ? WRITERS : READERS) + session.idString() + "-"
-                + Long.toHexString(EtcdLockBackend.KEYS.incrementAndGet()));
+        ByteSequence key = session.newKey(prefix + (write ? WRITERS : READERS));
         return queue.take(new Grant(backend, name, write, key, session, write ? prefix : prefix + WRITERS,
                 backend.holderText()), deadline, evidence);
     }

@@ -17,8 +17,11 @@ import io.latchkey.testkit.etcd.EtcdServer;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -96,6 +99,37 @@ class EtcdOperationCountTest {
             // one lease for every grant of the client: no grant, revoke or lease check per lock
             assertThat(holderLease(lock)).isEqualTo(leaseBefore);
         }
+    }
+
+    /**
+     * etcd keeps a deleted key in its index until a compaction, and the queue's read visits every key name
+     * its prefix had since: a lock taken again and again by one client puts one key name, reused once etcd
+     * confirmed each delete, with a new create revision (the token) each time. The names are read back
+     * from etcd's history, at each grant's revision.
+     */
+    @Test
+    void aLockTakenAgainAndAgainPutsOneKeyNameWithAGrowingToken() throws Exception {
+        String prefix = EtcdLockBackend.prefix("/counted/", "reused");
+        List<Long> tokens = new ArrayList<>();
+        try (LockClient client = connect()) {
+            DistributedLock lock = client.lock("reused");
+            for (int i = 0; i < CYCLES; i++) {
+                try (Lease lease = lock.tryLock().orElseThrow()) {
+                    tokens.add(lease.fencingToken());
+                }
+            }
+        }
+        assertThat(tokens).as("tokens").isSorted().doesNotHaveDuplicates();
+        Set<String> names = new HashSet<>();
+        for (long token : tokens) {
+            List<KeyValue> kvs = raw.getKVClient().get(bytes(prefix), GetOption.builder().isPrefix(true)
+                    .withRevision(token).build()).get(10, TimeUnit.SECONDS).getKvs();
+            assertThat(kvs).as("keys under %s at revision %d", prefix, token).hasSize(1);
+            assertThat(kvs.get(0).getCreateRevision()).as("create revision of the key at revision %d", token)
+                    .isEqualTo(token);
+            names.add(kvs.get(0).getKey().toString(StandardCharsets.UTF_8));
+        }
+        assertThat(names).as("key names the lock's %d grants put under %s", CYCLES, prefix).hasSize(1);
     }
 
     @Test
