@@ -27,7 +27,9 @@ import org.slf4j.LoggerFactory;
  * lock; every other waiter watches only its predecessor (with {@code getData}, which leaves no watch
  * on a node that is already gone), so a release wakes one waiter. Node names are those of Curator's
  * {@code InterProcessMutex}, so plain Curator mutexes on the same path exclude Latchkey's and the other
- * way round. Uncontended, a lock and unlock is three requests: create, getChildren, delete.
+ * way round. Uncontended, a lock and unlock is three requests: create, getChildren, delete; and two
+ * round trips, since the getChildren goes out right behind the create without waiting for its answer
+ * ({@link #readBehind()}), where Curator's mutex waits for it.
  *
  * <p><b>The holder.</b> The node's data is the {@link io.latchkey.Holder} text of the acquiring
  * thread ({@link io.latchkey.spi.HolderStamp}), written by the create itself, so it costs no request;
@@ -106,6 +108,9 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
     private long evidenceAt; // when the request that proves the node's session alive was sent
     private boolean waited;
     private String predecessor; // the node this waiter watches, after a look that did not grant
+    /** The children read sent right behind the last create, in the same round trip; null once looked at. */
+    private CompletableFuture<CuratorEvent> readBehind;
+    private int firesBeforeReadBehind;
 
     Acquisition(ZooKeeperBackend backend, String lockName, Mode mode, Deadline deadline, LeaseEvidence evidence) {
         this.backend = backend;
@@ -140,10 +145,14 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
     @Override
     public BackendLease look() throws KeeperException, InterruptedException {
         long checkAt = System.nanoTime();
-        int firesBefore = requests.childrenWatch.fires.get();
-        List<String> children = waited ? syncedChildren() : children();
-        backend.childrenReads.increment();
         String ours = ZKPaths.getNodeFromPath(requests.node);
+        int firesBefore = firesBeforeReadBehind;
+        List<String> children = waited ? null : readBehind(ours);
+        if (children == null) {
+            firesBefore = requests.childrenWatch.fires.get();
+            children = waited ? syncedChildren() : children();
+            backend.childrenReads.increment();
+        }
         if (!children.contains(ours)) {
             requests.node = null; // gone with this client's expired session
             log.debug("{} '{}': this client's node {} is gone with its expired session; queueing again",
@@ -178,9 +187,12 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
      */
     private boolean create() throws KeeperException, InterruptedException {
         for (int attempt = 1; ; attempt++) {
-            CuratorEvent created = requests.create(cb -> backend.client.create().creatingParentContainersIfNeeded()
-                    .withProtection().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).withACL(backend.acl, true)
-                    .inBackground(cb).forPath(ZKPaths.makePath(lockPath, mode.marker), data), "create a node for",
+            CuratorEvent created = requests.create(cb -> {
+                backend.client.create().creatingParentContainersIfNeeded().withProtection()
+                        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).withACL(backend.acl, true).inBackground(cb)
+                        .forPath(ZKPaths.makePath(lockPath, mode.marker), data);
+                readBehind();
+            }, "create a node for",
                     // the caller leaves: a node created after this moment would hold the lock for nobody
                     late -> log.info("{} '{}': node {} was created after the caller stopped waiting; deleting it",
                             mode.noun, lockName, late));
@@ -208,6 +220,39 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
                 : new ZooKeeperModeLease(backend, lockName, mode.noun, requests.node, czxid, requests.owner, evidence);
         requests.node = null; // the lease owns it now
         return requests.hold(lease, evidenceAt, firesBefore);
+    }
+
+    /**
+     * Sends the queue's read right behind the create, without waiting for the create's answer: ZooKeeper
+     * answers a session's requests in order and serves its read only after its own write, so the read
+     * usually lists the new node, and the acquisition learns in one round trip whether it holds.
+     */
+    private void readBehind() {
+        firesBeforeReadBehind = requests.childrenWatch.fires.get();
+        readBehind = ZnodeRequests.send(cb -> backend.client.getChildren().usingWatcher(requests.childrenWatch)
+                .inBackground(cb).forPath(lockPath));
+    }
+
+    /**
+     * The children the read sent behind the create found, if they list {@code ours}; else {@code null}, and
+     * the caller reads again. Listing our node proves the read was served after the create, on a snapshot
+     * at least as new: every lower node still there was created before ours and is listed, so the read
+     * tells whether ours is the lowest exactly as a read sent after the create's answer would. A read that
+     * does not list it (served first, if the create was delayed, or refused because a parent container was
+     * created only by the create's retry) proves nothing, and is not used.
+     */
+    private List<String> readBehind(String ours) throws KeeperException, InterruptedException {
+        CompletableFuture<CuratorEvent> sent = readBehind;
+        readBehind = null;
+        if (sent == null) {
+            return null;
+        }
+        backend.childrenReads.increment();
+        CuratorEvent read = requests.await(sent, "read the queue of");
+        if (!ZnodeRequests.ok(read) || !read.getChildren().contains(ours)) {
+            return null;
+        }
+        return read.getChildren();
     }
 
     private List<String> children() throws KeeperException, InterruptedException {

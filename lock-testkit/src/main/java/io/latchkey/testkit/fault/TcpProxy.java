@@ -8,9 +8,13 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -37,6 +41,7 @@ public final class TcpProxy implements AutoCloseable {
     private final Object gate = new Object();
     private boolean cut; // guarded by gate
     private volatile boolean closed;
+    private volatile long answerDelayNanos;
 
     private TcpProxy(InetSocketAddress target) throws IOException {
         this.target = target;
@@ -80,6 +85,16 @@ public final class TcpProxy implements AutoCloseable {
             cut = false;
             gate.notifyAll();
         }
+    }
+
+    /**
+     * Holds every byte the server sends for {@code delay} before passing it on, each from the moment the
+     * proxy read it, so that bytes answered together arrive together: every round trip through the proxy
+     * then takes at least {@code delay}, and a test can tell one round trip from two by the time an
+     * operation takes. {@link Duration#ZERO} ends the delay (bytes already held keep theirs).
+     */
+    public void delayAnswers(Duration delay) {
+        answerDelayNanos = delay.toNanos();
     }
 
     /** Whether the proxy is cut now. */
@@ -129,8 +144,8 @@ public final class TcpProxy implements AutoCloseable {
             // fixtures may give unresolved addresses (a host name and a published port)
             server.connect(target.isUnresolved() ? new InetSocketAddress(target.getHostString(), target.getPort()) : target);
             Socket upstream = server;
-            thread("up", () -> pump(client, upstream)).start();
-            thread("down", () -> pump(upstream, client)).start();
+            thread("up", () -> pump(client, upstream, false)).start();
+            thread("down", () -> pump(upstream, client, true)).start();
         } catch (IOException | InterruptedException e) {
             closeQuietly(client);
             if (server != null) {
@@ -139,8 +154,9 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, boolean answers) {
         byte[] buffer = new byte[16 * 1024];
+        DelayLine line = answers ? new DelayLine(to) : null;
         try {
             InputStream in = from.getInputStream();
             OutputStream out = to.getOutputStream();
@@ -149,6 +165,15 @@ public final class TcpProxy implements AutoCloseable {
                 int n = in.read(buffer);
                 // a cut may have started while the read blocked: hold what was read until it ends
                 awaitOpen();
+                long delay = answerDelayNanos;
+                if (line != null && (delay > 0 || !line.isEmpty())) {
+                    // once bytes are held, later ones queue behind them: the order on the wire stays
+                    line.add(n < 0 ? null : Arrays.copyOf(buffer, n), System.nanoTime() + delay);
+                    if (n < 0) {
+                        return;
+                    }
+                    continue;
+                }
                 if (n < 0) {
                     to.shutdownOutput();
                     return;
@@ -159,6 +184,69 @@ public final class TcpProxy implements AutoCloseable {
         } catch (IOException | InterruptedException e) {
             closeQuietly(from);
             closeQuietly(to);
+        }
+    }
+
+    /** Bytes read from the server, and when they are due at the client. */
+    private record Chunk(long due, byte[] data) {
+    }
+
+    /** Bytes held until their time, written in order by a thread of their own; null data is the end of the stream. */
+    private final class DelayLine {
+        private final Socket to;
+        private final ArrayDeque<Chunk> held = new ArrayDeque<>(); // guarded by this
+        private Thread writer; // guarded by this
+
+        DelayLine(Socket to) {
+            this.to = to;
+        }
+
+        synchronized boolean isEmpty() {
+            return held.isEmpty();
+        }
+
+        synchronized void add(byte[] data, long due) {
+            held.add(new Chunk(due, data));
+            notifyAll();
+            if (writer == null) {
+                writer = thread("delay", this::write);
+                writer.start();
+            }
+        }
+
+        private void write() {
+            try {
+                OutputStream out = to.getOutputStream();
+                while (!closed) {
+                    Chunk next;
+                    synchronized (this) {
+                        while (held.isEmpty() && !closed) {
+                            wait(100);
+                        }
+                        next = held.peek();
+                    }
+                    if (next == null) {
+                        continue;
+                    }
+                    long wait = next.due() - System.nanoTime();
+                    if (wait > 0) {
+                        TimeUnit.NANOSECONDS.sleep(wait);
+                    }
+                    awaitOpen();
+                    byte[] data = next.data();
+                    if (data == null) {
+                        to.shutdownOutput();
+                        return;
+                    }
+                    out.write(data);
+                    out.flush();
+                    synchronized (this) {
+                        held.poll();
+                    }
+                }
+            } catch (IOException | InterruptedException e) {
+                closeQuietly(to);
+            }
         }
     }
 
