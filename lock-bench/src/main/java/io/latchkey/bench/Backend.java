@@ -10,6 +10,10 @@ import io.latchkey.testkit.jdbc.PostgresServer;
 import io.latchkey.testkit.kafka.KafkaServer;
 import io.latchkey.testkit.redis.RedisServer;
 import io.latchkey.testkit.zookeeper.ZooKeeperServer;
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -17,6 +21,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
 import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
@@ -149,6 +155,78 @@ enum Backend {
             default:
                 throw new AssertionError(this);
         }
+    }
+
+    /**
+     * A count of the operations the server has run so far, where one is read simply: Redis's
+     * {@code total_commands_processed} ({@code INFO stats}; a reading is counted by the next one),
+     * ZooKeeper's {@code zk_packets_received} ({@code mntr}; the word itself is not a packet),
+     * PostgreSQL's statements ({@link JdbcLockers#statements}); -1 for etcd, Kafka and MariaDB, not counted.
+     */
+    long serverOperations(Target t) throws Exception {
+        switch (this) {
+            case REDIS: {
+                String info = redisCommand(t, "INFO", "stats");
+                return Long.parseLong(field(info, "total_commands_processed:"));
+            }
+            case ZOOKEEPER: {
+                String mntr = fourLetterWord(t, "mntr");
+                return Long.parseLong(field(mntr, "zk_packets_received\t"));
+            }
+            case POSTGRESQL:
+                return JdbcLockers.statements(t);
+            default:
+                return -1;
+        }
+    }
+
+    /** A server without a password: one command in RESP, its bulk-string reply. */
+    private static String redisCommand(Target t, String... args) throws Exception {
+        String[] hp = t.hostPorts().get(0).split(":");
+        try (Socket s = new Socket(hp[0], Integer.parseInt(hp[1]))) {
+            s.setSoTimeout(10_000);
+            StringBuilder cmd = new StringBuilder("*").append(args.length).append("\r\n");
+            for (String a : args) {
+                cmd.append('$').append(a.getBytes(StandardCharsets.UTF_8).length).append("\r\n").append(a).append("\r\n");
+            }
+            s.getOutputStream().write(cmd.toString().getBytes(StandardCharsets.UTF_8));
+            s.getOutputStream().flush();
+            DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
+            StringBuilder header = new StringBuilder();
+            for (int c; (c = in.read()) != '\n'; ) {
+                if (c < 0) {
+                    throw new IllegalStateException("Redis closed the connection");
+                }
+                header.append((char) c);
+            }
+            String h = header.toString().trim();
+            if (!h.startsWith("$")) {
+                throw new IllegalStateException("Redis answered " + args[0] + " with '" + h + "'");
+            }
+            byte[] body = new byte[Integer.parseInt(h.substring(1))];
+            in.readFully(body);
+            return new String(body, StandardCharsets.UTF_8);
+        }
+    }
+
+    /** ZooKeeper's answer to a four-letter word on the first server of the URI. */
+    private static String fourLetterWord(Target t, String word) throws Exception {
+        String[] hp = t.hostPorts().get(0).split(":");
+        try (Socket s = new Socket(hp[0], Integer.parseInt(hp[1]))) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(word.getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    /** The value after {@code prefix} (a regular expression) at the start of a line of {@code text}. */
+    private static String field(String text, String prefix) {
+        Matcher m = Pattern.compile("(?m)^" + prefix + "(\\d+)").matcher(text);
+        if (!m.find()) {
+            throw new IllegalStateException("no " + prefix + " in the server's answer: " + text);
+        }
+        return m.group(1);
     }
 
     private static long countNodes(CuratorFramework c, String path) throws Exception {

@@ -142,6 +142,26 @@ final class JdbcLockers {
         };
     }
 
+    /**
+     * The statements PostgreSQL has run in the URI's database so far, as {@code pg_stat_statements} counts
+     * them (the kit's server preloads it with {@code track = all}), its own queries left out; -1 on
+     * MariaDB, not counted.
+     */
+    static long statements(Target t) throws SQLException {
+        Db db = Db.of(t);
+        if (!db.postgres()) {
+            return -1;
+        }
+        try (Connection c = DriverManager.getConnection(db.jdbcUrl, db.user, db.password);
+                Statement s = c.createStatement();
+                ResultSet r = s.executeQuery("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements"
+                        + " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                        + " AND query NOT LIKE '%pg_stat_statements%'")) {
+            r.next();
+            return r.getLong(1);
+        }
+    }
+
     /** The rows of every table of the URI's database (its current schema on PostgreSQL). */
     static long rows(Target t) throws SQLException {
         Db db = Db.of(t);
