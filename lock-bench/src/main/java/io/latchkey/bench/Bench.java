@@ -24,9 +24,10 @@ import java.util.Map;
  * its median and min–max.
  *
  * <p>Options (defaults in brackets): {@code --backends redis,zookeeper,etcd,kafka,postgresql,mariadb [all]},
- * {@code --scenarios uncontended,contended,handover,crash,connect,names,readwrite [all]}, {@code --rounds N [3]},
+ * {@code --scenarios uncontended,contended,handover,crash,connect,names,readwrite,held [all]}, {@code --rounds N [3]},
  * {@code --seconds S} per timed scenario and variant [3], {@code --names N} for the distinct-names
- * scenario [1000], {@code --lease 6s} and {@code --timeout 2s} for every variant,
+ * scenario [1000], {@code --held N} locks one client holds at once in the held scenario, Latchkey
+ * only [1000, at most 100 on Kafka], {@code --lease 6s} and {@code --timeout 2s} for every variant,
  * {@code --hold 50ms} a holder keeps the lock in the hand-over scenario [50ms, Kafka 1s],
  * {@code --uri backend=uri} to use a running server instead of a container (repeatable),
  * {@code --out file} for a copy of the tables [target/bench-results.md].
@@ -44,6 +45,7 @@ public final class Bench {
         List<String> scenarios = Scenarios.ALL;
         int rounds = 3;
         int names = 1000;
+        int held = 1000;
         Duration seconds = Duration.ofSeconds(3);
         Duration lease = Duration.ofSeconds(6);
         Duration timeout = Duration.ofSeconds(2);
@@ -79,6 +81,12 @@ public final class Bench {
                     break;
                 case "--names":
                     names = Integer.parseInt(value);
+                    break;
+                case "--held":
+                    held = Integer.parseInt(value);
+                    if (held < 1) {
+                        throw new IllegalArgumentException("--held takes a positive count, not " + value);
+                    }
                     break;
                 case "--seconds":
                     seconds = Duration.ofMillis(Math.round(Double.parseDouble(value) * 1000));
@@ -119,7 +127,7 @@ public final class Bench {
             try {
                 String uri = given != null ? given : server.uri(server.endpoints());
                 Target target = new Target(uri, lease, timeout);
-                Scenarios sc = new Scenarios(b, target, seconds, hold != null ? hold : b.defaultHold(), names);
+                Scenarios sc = new Scenarios(b, target, seconds, hold != null ? hold : b.defaultHold(), names, held);
                 Results results = new Results(b.variants());
                 for (int r = 0; r < rounds; r++) {
                     List<Backend.Variant> order = new ArrayList<>(b.variants());
@@ -134,7 +142,10 @@ public final class Bench {
                     }
                 }
                 String table = results.markdown(b.key() + " (" + (given != null ? "--uri" : "the kit's container")
-                        + "), " + (scenarios.contains("names") ? names + " distinct names, " : "") + "run time "
+                        + "), " + (scenarios.contains("names") ? names + " distinct names, " : "")
+                        + (scenarios.contains("held") ? sc.heldCount() + " held locks (Latchkey only"
+                                + (sc.heldCount() < held ? ", capped at " + HeldLocks.KAFKA_CAP + " on Kafka" : "") + "), " : "")
+                        + "run time "
                         + Durations.format(Duration.ofSeconds((System.nanoTime() - started) / 1_000_000_000L)));
                 System.out.println(table);
                 report.append(table).append('\n');

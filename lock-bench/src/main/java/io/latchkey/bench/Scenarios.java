@@ -34,7 +34,7 @@ import org.HdrHistogram.Recorder;
 final class Scenarios {
 
     /** The scenarios in the order a round runs them. */
-    static final List<String> ALL = List.of("uncontended", "contended", "handover", "crash", "connect", "names", "readwrite");
+    static final List<String> ALL = List.of("uncontended", "contended", "handover", "crash", "connect", "names", "readwrite", "held");
 
     static final String P50 = "lock+unlock p50 (ms)";
     static final String P99 = "lock+unlock p99 (ms)";
@@ -61,14 +61,21 @@ final class Scenarios {
     private final Duration seconds;
     private final Duration hold;
     private final int names;
+    private final int held;
     private final String runId = Long.toString(System.currentTimeMillis() % 1_000_000, 36);
 
-    Scenarios(Backend backend, Target target, Duration seconds, Duration hold, int names) {
+    Scenarios(Backend backend, Target target, Duration seconds, Duration hold, int names, int held) {
         this.backend = backend;
         this.target = target;
         this.seconds = seconds;
         this.hold = hold;
         this.names = names;
+        this.held = backend == Backend.KAFKA ? Math.min(held, HeldLocks.KAFKA_CAP) : held;
+    }
+
+    /** How many locks the held scenario takes on this backend: {@code --held}, at most 100 on Kafka. */
+    int heldCount() {
+        return held;
     }
 
     Map<String, Double> run(String scenario, Backend.Variant v, int round) throws Exception {
@@ -91,6 +98,8 @@ final class Scenarios {
                 return names(v, name);
             case "readwrite":
                 return readWrite(v, name);
+            case "held":
+                return v == Backend.LATCHKEY ? HeldLocks.measure(backend, target, held, name) : Map.of();
             default:
                 throw new IllegalArgumentException("unknown scenario '" + scenario + "': use " + String.join(", ", ALL));
         }
@@ -406,7 +415,7 @@ final class Scenarios {
         return m;
     }
 
-    private static long heapAfterGc() throws InterruptedException {
+    static long heapAfterGc() throws InterruptedException {
         for (int i = 0; i < 3; i++) {
             System.gc();
             Thread.sleep(100);
@@ -469,7 +478,7 @@ final class Scenarios {
         return new double[] {Arrays.stream(a).min().orElse(Double.NaN), Arrays.stream(a).max().orElse(Double.NaN)};
     }
 
-    private static double ms(double nanos) {
+    static double ms(double nanos) {
         return nanos / 1e6;
     }
 }
