@@ -13,6 +13,10 @@ import io.latchkey.testkit.zookeeper.ZooKeeperServer;
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;
 import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -160,8 +164,9 @@ enum Backend {
     /**
      * A count of the operations the server has run so far, where one is read simply: Redis's
      * {@code total_commands_processed} ({@code INFO stats}; a reading is counted by the next one),
-     * ZooKeeper's {@code zk_packets_received} ({@code mntr}; the word itself is not a packet),
-     * PostgreSQL's statements ({@link JdbcLockers#statements}); -1 for etcd, Kafka and MariaDB, not counted.
+     * ZooKeeper's {@code zk_packets_received} ({@code mntr}; the word itself is not a packet), etcd's gRPC
+     * messages received ({@code /metrics}, a plain HTTP read that is no gRPC message), PostgreSQL's statements
+     * ({@link JdbcLockers#statements}); -1 for Kafka and MariaDB, not counted.
      */
     long serverOperations(Target t) throws Exception {
         switch (this) {
@@ -173,11 +178,27 @@ enum Backend {
                 String mntr = fourLetterWord(t, "mntr");
                 return Long.parseLong(field(mntr, "zk_packets_received\t"));
             }
+            case ETCD:
+                return etcdMessagesReceived(t);
             case POSTGRESQL:
                 return JdbcLockers.statements(t);
             default:
                 return -1;
         }
+    }
+
+    /** etcd's count of the gRPC messages it received, every method's (a keepalive stream's messages each). */
+    private static long etcdMessagesReceived(Target t) throws Exception {
+        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create("http://" + t.hostPorts().get(0) + "/metrics")).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        long sum = 0;
+        for (String line : r.body().split("\n")) {
+            if (line.startsWith("grpc_server_msg_received_total{")) {
+                sum += (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
     }
 
     /** A server without a password: one command in RESP, its bulk-string reply. */

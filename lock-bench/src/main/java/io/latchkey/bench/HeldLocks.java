@@ -26,8 +26,8 @@ final class HeldLocks {
     static final String ACQUIRE_MEAN = "held: acquire per new name, total / N (ms)";
     static final String HEAP = "held: heap after GC per held lock (bytes)";
     static final String THREADS = "held: live threads per held lock";
-    static final String OPS = "held: server operations per held lock per second (Redis commands, ZooKeeper packets,"
-            + " PostgreSQL statements; – not counted)";
+    static final String OPS = "held: server operations per held lock per second (Redis commands, those run by scripts"
+            + " included; ZooKeeper packets; etcd gRPC messages; PostgreSQL statements; – not counted)";
     static final String VALID = "held: leases valid at the end of the hold";
     static final String RELEASE = "held: release per lock, total / N (ms)";
 
