@@ -12,15 +12,17 @@ final class LocalLock {
     final Object key;
     final String name;
     final Target target;
-    final Semaphore gate = new Semaphore(1, true);
+    final Semaphore gate;
     int refs; // guarded by the map's compute
     Grant grant; // guarded by this
     Thread owner; // guarded by this; null for a lease acquired asynchronously
 
-    LocalLock(Object key, String name, Target target) {
+    /** @param fair whether the gate admits this client's threads in arrival order ({@link io.latchkey.spi.LockBackend#fairOrder}) */
+    LocalLock(Object key, String name, Target target, boolean fair) {
         this.key = key;
         this.name = name;
         this.target = target;
+        this.gate = new Semaphore(1, fair);
     }
 
     /**

@@ -40,9 +40,10 @@ import org.slf4j.LoggerFactory;
  * The client layer every backend shares: per-thread reentrancy, local gating, validity deadlines,
  * loss signalling, asynchronous acquisition and closing on shutdown.
  *
- * <p>Per lock name the client keeps one {@link LocalLock}: a fair one-permit semaphore (not a
+ * <p>Per lock name the client keeps one {@link LocalLock}: a one-permit semaphore (not a
  * {@code ReentrantLock}, so that any thread may release it) that admits one contender of this
- * client to the backend at a time. The permit is held from the moment a contender is admitted
+ * client to the backend at a time, in arrival order on a backend that grants in arrival order, first
+ * come while the permit is free on one that does not ({@link LockBackend#fairOrder}). The permit is held from the moment a contender is admitted
  * until the last lease of its grant closes. Entries are reference-counted and dropped when unused,
  * so a million distinct names over time leave nothing behind.
  *
@@ -90,6 +91,8 @@ final class SharedLockClient implements LockClient {
     private final String backendName;
     private final LockBackend backend;
     private final LockOptions options;
+    /** Whether the local gates admit threads in arrival order: {@link LockBackend#fairOrder}. */
+    private final boolean fairGates;
     private final ConcurrentHashMap<Object, LocalLock> locals = new ConcurrentHashMap<>();
     private final Set<Grant> grants = ConcurrentHashMap.newKeySet();
     private final ScheduledThreadPoolExecutor timer;
@@ -106,6 +109,7 @@ final class SharedLockClient implements LockClient {
         this.backendName = Objects.requireNonNull(backendName, "backendName");
         this.backend = Objects.requireNonNull(backend, "backend");
         this.options = Objects.requireNonNull(options, "options");
+        this.fairGates = backend.fairOrder();
         int id = CLIENTS.incrementAndGet();
         String prefix = "latchkey-" + backendName + "-" + id;
         this.timer = new ScheduledThreadPoolExecutor(1, DaemonThreads.factory(prefix + "-timer"));
@@ -440,7 +444,7 @@ final class SharedLockClient implements LockClient {
         };
         Target target = kind == Kind.LOCK ? Target.lock(name) : Target.mode(name, kind == Kind.WRITE);
         return locals.compute(key, (k, v) -> {
-            LocalLock l = v == null ? new LocalLock(k, name, target) : v;
+            LocalLock l = v == null ? new LocalLock(k, name, target, fairGates) : v;
             l.refs++;
             return l;
         });

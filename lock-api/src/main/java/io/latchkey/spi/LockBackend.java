@@ -97,6 +97,18 @@ public interface LockBackend extends AutoCloseable {
         return "it does not implement " + ReadWriteBackend.class.getName();
     }
 
+    /**
+     * Whether this backend grants waiters in the order they asked, across clients (the
+     * {@code FairOrderingContract} of the test kit). The client layer orders its own threads on one name
+     * the same way: in arrival order if true, the default; else a thread that asks while the name's local
+     * permit is free takes it ahead of the threads parked for it, as a request of another client may take
+     * the backend's free lock ahead of a woken waiter there. That thread, usually the one that just
+     * released, then asks the backend at once instead of waking another thread first.
+     */
+    default boolean fairOrder() {
+        return true;
+    }
+
     /** Disconnects and stops every thread the backend started. Called once, after every lease was released. */
     @Override
     void close();

@@ -30,6 +30,33 @@ class SharedLockClientTest extends InMemoryFixture {
     }
 
     @Nested
+    @DisplayName("local order: a client's threads on one name")
+    class LocalOrder {
+
+        @Test
+        @DisplayName("on a backend that grants in arrival order, a thread that releases and asks again at once does not"
+                + " overtake a thread of its client already waiting")
+        void releasingThreadQueuesBehindAWaitingThread() throws Exception {
+            SharedLockClient client = newClient();
+            assertThat(backends.get(0).fairOrder()).as("the in-memory backend grants in arrival order").isTrue();
+            DistributedLock lock = client.lock("order");
+            Lease held = lock.tryLock().orElseThrow();
+            Future<Optional<Lease>> waiter = threads.submit(() -> lock.tryLock(LEASE.multipliedBy(4)));
+            long waitingSince = System.nanoTime();
+            while (!client.localOf("order").gate.hasQueuedThreads()) {
+                assertThat(millisSince(waitingSince)).as("ms until the other thread waits at the name's gate")
+                        .isLessThan(LEASE.toMillis());
+                Thread.sleep(5);
+            }
+            held.close();
+            assertThat(lock.tryLock()).as("the releasing thread, asking again at once").isEmpty();
+            Optional<Lease> next = waiter.get(LEASE.multipliedBy(4).plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(next).as("the thread that waited").isPresent();
+            next.get().close();
+        }
+    }
+
+    @Nested
     @DisplayName("rule 2: tryLock returns within its deadline")
     class Deadlines {
 

@@ -420,6 +420,18 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
                 PERMIT_KEY_HEAD, permitKeyTail(tag), permits).toCompletableFuture();
     }
 
+    /**
+     * Not a fair lock (see the package javadoc): a release lets any client's new request take the key
+     * before the woken waiter. So a client's own threads are not queued in arrival order either: the
+     * thread that released and asks again goes on to the server at once, as a thread of Redisson's
+     * {@code RLock} does, instead of waking a parked thread of its client first (lock-bench: contended
+     * acquisitions 0.95x RLock with this, 0.69x with arrival order).
+     */
+    @Override
+    public boolean fairOrder() {
+        return false;
+    }
+
     @Override
     public void close() {
         checker.shutdownNow();
