@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -23,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * Renews every row this client holds, once a tick (a third of the lease), on one thread and one
  * connection: on PostgreSQL one statement per table for all of them ({@code owner = ANY(?)} ...
  * {@code RETURNING owner}), so that a client holding a thousand locks sends two statements a tick; on
- * MariaDB and MySQL, which return nothing from an {@code UPDATE}, one statement per row.
+ * MariaDB and MySQL, which return nothing from an {@code UPDATE}, one statement per row, sent together
+ * in batches of {@value #BATCH} (one round trip each on MariaDB, whose driver pipelines a batch).
  *
  * <p>Each renewal sets the row's expiry to the database's clock plus the lease, only while the row
  * still carries the grant's owner and has not expired; the time taken before the statement was sent
@@ -34,6 +36,9 @@ import org.slf4j.LoggerFactory;
 final class Renewer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Renewer.class);
+
+    /** The most rows one JDBC batch of MariaDB's or MySQL's renewals holds. */
+    static final int BATCH = 500;
 
     private final JdbcLockBackend backend;
     private final Set<RowLease> held = ConcurrentHashMap.newKeySet();
@@ -69,21 +74,17 @@ final class Renewer implements AutoCloseable {
         }
         Database db = backend.db;
         try {
-            db.call(null, "the renewal of " + held.size() + " held grants", Deadline.after(db.timeout()), c -> {
-                inUse = c;
-                if (db.dialect == Dialect.POSTGRESQL) {
+            if (db.dialect == Dialect.POSTGRESQL) {
+                db.call(null, "the renewal of " + held.size() + " held grants", Deadline.after(db.timeout()), c -> {
+                    inUse = c;
                     renewAll(c, backend.tables.names(), locks);
                     renewAll(c, backend.tables.holders(), holders);
-                } else {
-                    for (RowLease l : locks) {
-                        renewOne(c, l);
-                    }
-                    for (RowLease l : holders) {
-                        renewOne(c, l);
-                    }
-                }
-                return null;
-            });
+                    return null;
+                });
+            } else {
+                renewEach(db, locks, true);
+                renewEach(db, holders, false);
+            }
         } catch (RuntimeException e) {
             log.debug("renewal failed; the grants stay valid until their deadlines unless a later renewal answers", e);
         } catch (InterruptedException e) {
@@ -117,27 +118,83 @@ final class Renewer implements AutoCloseable {
         }
     }
 
-    private void renewOne(Connection c, RowLease l) throws SQLException {
-        String now = backend.db.dialect.now;
-        long sentAt = System.nanoTime();
-        int updated;
-        if (l.kind == 'L') {
-            try (PreparedStatement s = c.prepareStatement("UPDATE " + backend.tables.names() + " SET expires_ms = " + now
-                    + " + ? WHERE kind = 'L' AND name = ? AND owner = ? AND expires_ms > " + now)) {
-                s.setLong(1, leaseMillis);
-                s.setString(2, l.name);
-                s.setString(3, l.owner);
-                updated = s.executeUpdate();
-            }
-        } else {
-            try (PreparedStatement s = c.prepareStatement("UPDATE " + backend.tables.holders() + " SET expires_ms = " + now
-                    + " + ? WHERE owner = ? AND expires_ms > " + now)) {
-                s.setLong(1, leaseMillis);
-                s.setString(2, l.owner);
-                updated = s.executeUpdate();
+    /**
+     * MariaDB and MySQL: one statement per row, in JDBC batches of at most {@value #BATCH} that the
+     * driver sends together (MariaDB's pipelines them), each batch a call of its own within the
+     * {@code timeout} option, and a lock's rows in one transaction per batch: one commit, not one per row,
+     * which is what a database that flushes its log at every commit needs to renew thousands of rows
+     * within a tick. That transaction cannot deadlock: every other writer of a lock's row writes that row
+     * alone in its transaction. A holder's rows (permits, read-write grants) are written together with
+     * their name's row by the grants of other clients, so they are renewed one commit each. Each row is
+     * confirmed from a time before its batch was sent, once the batch returned (a lock's, once committed). A row whose count the driver does not know
+     * ({@link Statement#SUCCESS_NO_INFO}, from a bulk batch the application's data source may enable) is
+     * renewed again on its own rather than taken as renewed or lost.
+     */
+    private void renewEach(Database db, List<RowLease> leases, boolean lockRows) throws InterruptedException {
+        for (int from = 0; from < leases.size(); from += BATCH) {
+            List<RowLease> batch = leases.subList(from, Math.min(leases.size(), from + BATCH));
+            String what = "the renewal of " + batch.size() + " held grants";
+            Database.Work<int[]> work = c -> {
+                inUse = c;
+                return execute(c, batch);
+            };
+            long sentAt = System.nanoTime();
+            // reported once the work returned: a lock's rows after their transaction committed
+            int[] counts = lockRows ? db.transaction(null, what, Deadline.after(db.timeout()), work)
+                    : db.call(null, what, Deadline.after(db.timeout()), work);
+            for (int i = 0; i < batch.size(); i++) {
+                RowLease l = batch.get(i);
+                if (counts[i] >= 0) {
+                    report(l, counts[i] > 0, sentAt);
+                } else {
+                    db.call(null, "the renewal of " + l.where(), Deadline.after(db.timeout()), c -> {
+                        inUse = c;
+                        renewOne(c, l);
+                        return null;
+                    });
+                }
             }
         }
+    }
+
+    private int[] execute(Connection c, List<RowLease> batch) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(renewal(batch.get(0)))) {
+            for (RowLease l : batch) {
+                bind(s, l);
+                s.addBatch();
+            }
+            return s.executeBatch();
+        }
+    }
+
+    private void renewOne(Connection c, RowLease l) throws SQLException {
+        long sentAt = System.nanoTime();
+        int updated;
+        try (PreparedStatement s = c.prepareStatement(renewal(l))) {
+            bind(s, l);
+            updated = s.executeUpdate();
+        }
         report(l, updated > 0, sentAt);
+    }
+
+    /** The renewal of one row like {@code l}'s: a lock's row of the names table, or a row of the holders table. */
+    private String renewal(RowLease l) {
+        String now = backend.db.dialect.now;
+        return l.kind == 'L'
+                ? "UPDATE " + backend.tables.names() + " SET expires_ms = " + now + " + ? WHERE kind = 'L' AND name = ?"
+                        + " AND owner = ? AND expires_ms > " + now
+                : "UPDATE " + backend.tables.holders() + " SET expires_ms = " + now + " + ? WHERE owner = ? AND expires_ms > "
+                        + now;
+    }
+
+    private void bind(PreparedStatement s, RowLease l) throws SQLException {
+        s.setLong(1, leaseMillis);
+        if (l.kind == 'L') {
+            s.setString(2, l.name);
+            s.setString(3, l.owner);
+        } else {
+            s.setString(2, l.owner);
+        }
     }
 
     private void report(RowLease l, boolean renewed, long sentAt) {

@@ -9,6 +9,8 @@ import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.jdbc.MariaDbServer;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -70,5 +72,33 @@ class MariaDbOperationCountTest {
         // one statement per held row a tick: UPDATE returns no rows on MariaDB to batch with
         assertThat(renewals).as("renewal statements for %d held locks over %d ticks", LOCKS, TICKS)
                 .isBetween((long) LOCKS, LOCKS * (TICKS + 1L));
+    }
+    private static final int MANY = 10_000;
+
+    /**
+     * A client holding 10,000 locks keeps every one past the lease: a tick renews them in batches, a lock's
+     * rows in one transaction per batch (one commit, where MariaDB flushes its log at each), each batch
+     * within the timeout option. Renewed one commit per row within one timeout per tick, most were lost.
+     */
+    @Test
+    void tenThousandHeldLocksStayValidPastTheLease() throws Exception {
+        MariaDbServer server = SERVER.get();
+        Duration lease = Duration.ofSeconds(6);
+        LockOptions options = LockOptions.builder().lease(lease).namespace("manyheld").build();
+        try (LockClient client = LockClient.connect(URI.create(server.uri(server.endpoints())), options)) {
+            List<Lease> leases = new ArrayList<>(MANY);
+            try {
+                for (int i = 0; i < MANY; i++) {
+                    leases.add(client.lock("held-" + i).tryLock(Duration.ZERO).orElseThrow());
+                }
+                Thread.sleep(lease.plusSeconds(1).toMillis());
+                assertThat(leases.stream().filter(l -> !l.isValid()).count())
+                        .as("leases of %d held locks no longer valid a lease and a second after the last grant", MANY).isZero();
+            } finally {
+                for (Lease l : leases) {
+                    l.close();
+                }
+            }
+        }
     }
 }
