@@ -132,6 +132,44 @@ class EtcdOperationCountTest {
         assertThat(names).as("key names the lock's %d grants put under %s", CYCLES, prefix).hasSize(1);
     }
 
+    /**
+     * Holding many locks costs etcd per client, not per lock: the client's one lease is kept alive once a
+     * renewal period (a third of the lease), and one read-only transaction a period checks up to
+     * {@value EtcdGrantCheck#MAX_OPS} of the keys held a period or longer ({@link EtcdGrantCheck}); so 200
+     * held locks cost at most one keepalive and two transactions a period, and no Raft commit.
+     */
+    @Test
+    void manyHeldLocksCostOneKeepaliveAndOneCheckPerHundredTwentyEightLocksAPeriod() throws Exception {
+        int held = 200;
+        long periods = 3;
+        Duration period = LEASE.dividedBy(3);
+        try (LockClient client = connect()) {
+            List<Lease> leases = new ArrayList<>();
+            try {
+                for (int i = 0; i < held; i++) {
+                    leases.add(client.lock("many-" + i).tryLock().orElseThrow());
+                }
+                // from here on every grant is a renewal period old, and every check reads them all
+                Thread.sleep(period.multipliedBy(3).dividedBy(2).toMillis());
+                Counts before = Counts.read(server);
+                Thread.sleep(period.multipliedBy(periods).toMillis());
+                Counts after = Counts.read(server);
+                org.slf4j.LoggerFactory.getLogger(getClass()).info("{} held locks for {} renewal periods: {} Raft commits,"
+                        + " {} keepalives, {} other RPCs, by method {}", held, periods, after.commits - before.commits,
+                        after.keepalives - before.keepalives, after.rpcs - before.rpcs, after.perMethod(before));
+                assertThat(after.commits - before.commits).as("Raft commits while %d locks are held", held).isZero();
+                assertThat(after.keepalives - before.keepalives).as("keepalives of the client's one lease in %d periods",
+                        periods).isBetween(1L, periods + 1);
+                long checksPerPeriod = (held + EtcdGrantCheck.MAX_OPS - 1) / EtcdGrantCheck.MAX_OPS;
+                assertThat(after.rpcs - before.rpcs).as("RPCs other than keepalives in %d periods: %s", periods,
+                        after.perMethod(before)).isLessThanOrEqualTo((periods + 1) * checksPerPeriod);
+                assertThat(leases).as("the held leases").allMatch(Lease::isValid);
+            } finally {
+                leases.forEach(Lease::close);
+            }
+        }
+    }
+
     @Test
     void anUncontendedPermitAcquireAndReleaseIsTwoRaftCommitsAndTwoRpcs() throws Exception {
         try (LockClient client = connect()) {
