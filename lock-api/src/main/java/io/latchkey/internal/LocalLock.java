@@ -17,7 +17,10 @@ final class LocalLock {
     Grant grant; // guarded by this
     Thread owner; // guarded by this; null for a lease acquired asynchronously
 
-    /** @param fair whether the gate admits this client's threads in arrival order ({@link io.latchkey.spi.LockBackend#fairOrder}) */
+    /**
+     * @param fair whether the gate admits this client's threads in arrival order
+     *     ({@link io.latchkey.spi.LockBackend#fairOrder})
+     */
     LocalLock(Object key, String name, Target target, boolean fair) {
         this.key = key;
         this.name = name;

@@ -43,9 +43,9 @@ import org.slf4j.LoggerFactory;
  * <p>Per lock name the client keeps one {@link LocalLock}: a one-permit semaphore (not a
  * {@code ReentrantLock}, so that any thread may release it) that admits one contender of this
  * client to the backend at a time, in arrival order on a backend that grants in arrival order, first
- * come while the permit is free on one that does not ({@link LockBackend#fairOrder}). The permit is held from the moment a contender is admitted
- * until the last lease of its grant closes. Entries are reference-counted and dropped when unused,
- * so a million distinct names over time leave nothing behind.
+ * come while the permit is free on one that does not ({@link LockBackend#fairOrder}). The permit is
+ * held from the moment a contender is admitted until the last lease of its grant closes. Entries are
+ * reference-counted and dropped when unused, so a million distinct names over time leave nothing behind.
  *
  * <p>Threads, all daemons named {@code latchkey-<backend>-<n>-...}, with fixed bounds:
  * <ul>

@@ -30,9 +30,9 @@ import org.slf4j.LoggerFactory;
  * <p>The key's name ({@code <lease id>-<sequence>}) is this grant's alone while the key may exist, so no
  * later acquire of the client ever finds it and takes it for its own: not a key whose release is still
  * being retried, nor one left to etcd's expiry for {@code atLeast}. Only once etcd confirmed its delete
- * may the name serve the session's next grant of the same lock ({@link EtcdSession#reuseKey} says why). Releasing deletes the key in a transaction guarded by
- * its create revision (the fencing token), one Raft commit; the lease stays for the client's other
- * keys. An abandoned waiter is removed the same way.
+ * may the name serve the session's next grant of the same lock ({@link EtcdSession#newKey} says why).
+ * Releasing deletes the key in a transaction guarded by its create revision (the fencing token), one
+ * Raft commit; the lease stays for the client's other keys. An abandoned waiter is removed the same way.
  *
  * <p>Thread-safe.
  */
@@ -269,7 +269,7 @@ class EtcdLease implements BackendLease {
 
     /**
      * etcd confirmed that this grant's key, with its create revision, is deleted: the name may serve this
-     * session's next key under the same prefix ({@link EtcdSession#reuseKey}). A permit's slot key has a
+     * session's next key under the same prefix ({@link EtcdSession#newKey}). A permit's slot key has a
      * fixed name and keeps it.
      */
     void deleteConfirmed() {

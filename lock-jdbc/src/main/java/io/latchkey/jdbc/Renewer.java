@@ -126,9 +126,11 @@ final class Renewer implements AutoCloseable {
      * within a tick. That transaction cannot deadlock: every other writer of a lock's row writes that row
      * alone in its transaction. A holder's rows (permits, read-write grants) are written together with
      * their name's row by the grants of other clients, so they are renewed one commit each. Each row is
-     * confirmed from a time before its batch was sent, once the batch returned (a lock's, once committed). A row whose count the driver does not know
-     * ({@link Statement#SUCCESS_NO_INFO}, from a bulk batch the application's data source may enable) is
-     * renewed again on its own rather than taken as renewed or lost.
+     * confirmed from a time before its batch was sent, once the batch returned (a lock's, once committed).
+     * A row whose count the driver does not know ({@link Statement#SUCCESS_NO_INFO}, from a bulk batch the
+     * application's data source may enable) is renewed again on its own rather than taken as renewed or
+     * lost. A batch that fails ends the tick: the rows not renewed stay valid until their deadlines unless
+     * the next tick renews them.
      */
     private void renewEach(Database db, List<RowLease> leases, boolean lockRows) throws InterruptedException {
         for (int from = 0; from < leases.size(); from += BATCH) {
