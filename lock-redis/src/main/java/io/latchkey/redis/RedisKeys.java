@@ -72,39 +72,6 @@ final class RedisKeys {
     /** The length of a lock key's hash tag on a cluster: a brace, 16 hex digits, a brace. */
     static final int TAGGED_HEAD = 18;
 
-    /**
-     * The Redis Cluster hash slot of {@code key}, computed as the server computes it ({@code CLUSTER KEYSLOT}): CRC16
-     * (XMODEM) of the key's UTF-8 bytes, or of its hash tag, modulo 16384. The tag is what lies between the first
-     * {@code {} and the first {@code }} after it, if that is not empty.
-     */
-    static int hashSlot(String key) {
-        byte[] bytes = key.getBytes(StandardCharsets.UTF_8);
-        int from = 0;
-        int to = bytes.length;
-        for (int open = 0; open < bytes.length; open++) {
-            if (bytes[open] == '{') {
-                for (int close = open + 1; close < bytes.length; close++) {
-                    if (bytes[close] == '}') {
-                        if (close > open + 1) {
-                            from = open + 1;
-                            to = close;
-                        }
-                        break;
-                    }
-                }
-                break;
-            }
-        }
-        int crc = 0;
-        for (int i = from; i < to; i++) {
-            crc ^= (bytes[i] & 0xff) << 8;
-            for (int bit = 0; bit < 8; bit++) {
-                crc = (crc & 0x8000) != 0 ? (crc << 1) ^ 0x1021 : crc << 1;
-            }
-        }
-        return crc & 0x3fff;
-    }
-
     /** The key of a lock's last completed slot, in the lock key's hash slot. */
     static String slotKey(String lockKey, boolean cluster) {
         return cluster && lockKey.startsWith("{") ? "latchkey_slot:" + lockKey : "latchkey_slot:{" + lockKey + "}";

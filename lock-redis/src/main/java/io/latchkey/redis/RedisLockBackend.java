@@ -320,6 +320,14 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
         return cluster;
     }
 
+    /**
+     * The hash slot Redisson routes {@code key} to: on a Redis Cluster the server's own ({@code CLUSTER KEYSLOT},
+     * the CRC16 of the key or of its hash tag), elsewhere 0, as one server holds every key.
+     */
+    int hashSlot(String key) {
+        return commands.getConnectionManager().calcSlot(key);
+    }
+
     CommandAsyncExecutor commands() {
         return commands;
     }

@@ -102,7 +102,7 @@ final class RedisRenewals {
                     // Due now or before the next round could come: checked now; one still in flight counts as silence.
                     lease.due = now + periodNanos;
                     if (lease.beginCheck()) {
-                        int slot = backend.cluster() ? RedisKeys.hashSlot(lease.key()) : 0;
+                        int slot = backend.hashSlot(lease.key());
                         bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(lease);
                     }
                 }
