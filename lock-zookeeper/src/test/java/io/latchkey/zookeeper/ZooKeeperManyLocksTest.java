@@ -6,17 +6,13 @@ import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.spi.LockClients;
-import io.latchkey.spi.LockUri;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.zookeeper.ZooKeeperServer;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -113,11 +109,7 @@ class ZooKeeperManyLocksTest {
     }
 
     private static ZooKeeperBackend connect(ZooKeeperServer server, String namespace) {
-        InetSocketAddress a = server.endpoints().get(0);
-        LockUri uri = new LockUri("zookeeper", List.of(new LockUri.HostAndPort(a.getHostString(), a.getPort())), "",
-                server.uri(server.endpoints()));
-        return (ZooKeeperBackend) new ZooKeeperLockProvider().connect(uri, OPTIONS.toBuilder().namespace(namespace)
-                .build());
+        return ZooKeeperTestSupport.backend(server, OPTIONS.toBuilder().namespace(namespace).build());
     }
 
     /**
@@ -126,23 +118,11 @@ class ZooKeeperManyLocksTest {
      */
     private static double requestsPerSecond(ZooKeeperServer server, long session, Duration tick) throws Exception {
         Thread.sleep(tick.multipliedBy(2).toMillis());
-        long before = lastRequestId(server, session);
+        long before = ZooKeeperTestSupport.lastRequestId(server, session);
         long from = System.nanoTime();
         Thread.sleep(tick.multipliedBy(TICKS).toMillis());
-        long requests = lastRequestId(server, session) - before;
+        long requests = ZooKeeperTestSupport.lastRequestId(server, session) - before;
         return requests * 1e9 / (System.nanoTime() - from);
     }
 
-    /** The connection's last client request id ({@code lcxid}) for {@code session}, from {@code cons}. */
-    private static long lastRequestId(ZooKeeperServer server, long session) throws Exception {
-        String cons = server.fourLetterWord("cons");
-        for (String line : cons.split("\n")) {
-            if (line.contains("sid=0x" + Long.toHexString(session) + ",")) {
-                Matcher m = Pattern.compile("lcxid=0x([0-9a-f]+)").matcher(line);
-                assertThat(m.find()).as("lcxid in %s", line).isTrue();
-                return Long.parseLong(m.group(1), 16);
-            }
-        }
-        throw new AssertionError("no connection of session 0x" + Long.toHexString(session) + " in cons:\n" + cons);
-    }
 }

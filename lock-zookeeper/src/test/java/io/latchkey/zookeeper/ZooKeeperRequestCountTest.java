@@ -9,13 +9,10 @@ import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
 import io.latchkey.SemaphoreLease;
 import io.latchkey.spi.LockClients;
-import io.latchkey.spi.LockUri;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.zookeeper.ZooKeeperServer;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.curator.framework.CuratorFramework;
@@ -59,10 +56,7 @@ class ZooKeeperRequestCountTest {
         String namespace = "count" + System.nanoTime();
         LockOptions options = LockOptions.builder().lease(BASE.lease()).timeout(BASE.timeout()).namespace(namespace)
                 .build();
-        InetSocketAddress a = server.endpoints().get(0);
-        LockUri uri = new LockUri("zookeeper", List.of(new LockUri.HostAndPort(a.getHostString(), a.getPort())), "",
-                server.uri(server.endpoints()));
-        ZooKeeperBackend backend = (ZooKeeperBackend) new ZooKeeperLockProvider().connect(uri, options);
+        ZooKeeperBackend backend = ZooKeeperTestSupport.backend(server, options);
         try (LockClient client = LockClients.of("zookeeper", backend, options);
                 CuratorFramework raw = ZooKeeperTestSupport.rawClient(server.connectString())) {
             DistributedLock lock = client.lock("counted");
@@ -70,7 +64,7 @@ class ZooKeeperRequestCountTest {
             // server's container manager does not delete it between cycles (a new one would cost a create)
             raw.create().creatingParentsIfNeeded().forPath(backend.lockPath(lock.name()) + "/" + SlotRecord.NODE);
             long session = backend.client.getZookeeperClient().getZooKeeper().getSessionId();
-            long requestsBefore = lastRequestId(server, session);
+            long requestsBefore = ZooKeeperTestSupport.lastRequestId(server, session);
             long writesBefore = namespaceCount(server, namespace, "write");
             long readsBefore = namespaceCount(server, namespace, "read");
 
@@ -82,7 +76,7 @@ class ZooKeeperRequestCountTest {
 
             assertThat(backend.client.getZookeeperClient().getZooKeeper().getSessionId()).as("the session, unchanged")
                     .isEqualTo(session);
-            assertThat(lastRequestId(server, session) - requestsBefore).as("requests of the session for %d cycles", CYCLES)
+            assertThat(ZooKeeperTestSupport.lastRequestId(server, session) - requestsBefore).as("requests of the session for %d cycles", CYCLES)
                     .isEqualTo(3L * CYCLES);
             assertThat(namespaceCount(server, namespace, "write") - writesBefore).as("writes (create, delete)")
                     .isEqualTo(2L * CYCLES);
@@ -99,10 +93,7 @@ class ZooKeeperRequestCountTest {
         String namespace = "semcount" + System.nanoTime();
         LockOptions options = LockOptions.builder().lease(BASE.lease()).timeout(BASE.timeout()).namespace(namespace)
                 .build();
-        InetSocketAddress a = server.endpoints().get(0);
-        LockUri uri = new LockUri("zookeeper", List.of(new LockUri.HostAndPort(a.getHostString(), a.getPort())), "",
-                server.uri(server.endpoints()));
-        ZooKeeperBackend backend = (ZooKeeperBackend) new ZooKeeperLockProvider().connect(uri, options);
+        ZooKeeperBackend backend = ZooKeeperTestSupport.backend(server, options);
         try (LockClient client = LockClients.of("zookeeper", backend, options);
                 CuratorFramework raw = ZooKeeperTestSupport.rawClient(server.connectString())) {
             DistributedSemaphore semaphore = client.semaphore("counted", 2);
@@ -111,11 +102,11 @@ class ZooKeeperRequestCountTest {
             raw.create().creatingParentsIfNeeded().forPath(backend.semaphorePath(semaphore.name()),
                     "2".getBytes(StandardCharsets.UTF_8));
             long session = backend.client.getZookeeperClient().getZooKeeper().getSessionId();
-            long firstBefore = lastRequestId(server, session);
+            long firstBefore = ZooKeeperTestSupport.lastRequestId(server, session);
             semaphore.tryAcquire(Duration.ZERO).orElseThrow().close();
-            assertThat(lastRequestId(server, session) - firstBefore).as("requests of the first acquire and release,"
+            assertThat(ZooKeeperTestSupport.lastRequestId(server, session) - firstBefore).as("requests of the first acquire and release,"
                     + " which reads the number of permits").isEqualTo(5L);
-            long requestsBefore = lastRequestId(server, session);
+            long requestsBefore = ZooKeeperTestSupport.lastRequestId(server, session);
             long writesBefore = namespaceCount(server, namespace, "write");
             long readsBefore = namespaceCount(server, namespace, "read");
 
@@ -128,7 +119,7 @@ class ZooKeeperRequestCountTest {
 
             assertThat(backend.client.getZookeeperClient().getZooKeeper().getSessionId()).as("the session, unchanged")
                     .isEqualTo(session);
-            assertThat(lastRequestId(server, session) - requestsBefore).as("requests of the session for %d cycles", CYCLES)
+            assertThat(ZooKeeperTestSupport.lastRequestId(server, session) - requestsBefore).as("requests of the session for %d cycles", CYCLES)
                     .isEqualTo(4L * CYCLES);
             // the server counts each operation of a transaction: 3 write requests are 5 write operations
             assertThat(namespaceCount(server, namespace, "write") - writesBefore)
@@ -139,18 +130,6 @@ class ZooKeeperRequestCountTest {
         }
     }
 
-    /** The connection's last client request id ({@code lcxid}) for {@code session}, from {@code cons}. */
-    private static long lastRequestId(ZooKeeperServer server, long session) throws Exception {
-        String cons = server.fourLetterWord("cons");
-        for (String line : cons.split("\n")) {
-            if (line.contains("sid=0x" + Long.toHexString(session) + ",")) {
-                Matcher m = Pattern.compile("lcxid=0x([0-9a-f]+)").matcher(line);
-                assertThat(m.find()).as("lcxid in %s", line).isTrue();
-                return Long.parseLong(m.group(1), 16);
-            }
-        }
-        throw new AssertionError("no connection of session 0x" + Long.toHexString(session) + " in cons:\n" + cons);
-    }
 
     /**
      * How many writes or reads the server counted under a top-level path, from {@code mntr}'s

@@ -1,8 +1,16 @@
 package io.latchkey.zookeeper;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.latchkey.LockOptions;
+import io.latchkey.spi.LockUri;
 import io.latchkey.testkit.zookeeper.ZooKeeperServer;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
@@ -43,6 +51,31 @@ final class ZooKeeperTestSupport {
                 .ensembleTracker(false).build();
         c.start();
         return c;
+    }
+
+    /** A backend of its own on {@code server}'s first endpoint, with {@code options}: for tests that count its session's requests. */
+    static ZooKeeperBackend backend(ZooKeeperServer server, LockOptions options) {
+        InetSocketAddress a = server.endpoints().get(0);
+        LockUri uri = new LockUri("zookeeper", List.of(new LockUri.HostAndPort(a.getHostString(), a.getPort())), "",
+                server.uri(server.endpoints()));
+        return (ZooKeeperBackend) new ZooKeeperLockProvider().connect(uri, options);
+    }
+
+    /**
+     * The connection's last client request id ({@code lcxid}) for {@code session}, from the {@code cons} word: a
+     * ZooKeeper client numbers its requests 1, 2, 3…, and pings, authentication and watch resets carry ids the
+     * server leaves out of it, so its growth is the number of requests the session sent.
+     */
+    static long lastRequestId(ZooKeeperServer server, long session) throws Exception {
+        String cons = server.fourLetterWord("cons");
+        for (String line : cons.split("\n")) {
+            if (line.contains("sid=0x" + Long.toHexString(session) + ",")) {
+                Matcher m = Pattern.compile("lcxid=0x([0-9a-f]+)").matcher(line);
+                assertThat(m.find()).as("lcxid in %s", line).isTrue();
+                return Long.parseLong(m.group(1), 16);
+            }
+        }
+        throw new AssertionError("no connection of session 0x" + Long.toHexString(session) + " in cons:\n" + cons);
     }
 
     /** How long the server's container manager may take to delete an empty container node, plus a round trip. */
