@@ -44,15 +44,17 @@ public final class KafkaCluster implements LockServer {
         }
     }
 
-    /** Starts three nodes at once (the quorum needs a majority to start) and returns once all serve. */
+    /** Starts three nodes at once (the quorum needs a majority to start) and returns once all serve, the group
+     * coordinators too. */
     public static KafkaCluster start() {
         KafkaCluster cluster = new KafkaCluster(3);
         try {
             CompletableFuture.allOf(cluster.nodes.stream()
                     .map(n -> CompletableFuture.runAsync(n::start)).toArray(CompletableFuture[]::new)).join();
-        } catch (CompletionException e) {
+            cluster.nodes.get(0).awaitGroupCoordinators(RESTART_TIMEOUT);
+        } catch (RuntimeException e) {
             cluster.close();
-            throw e.getCause() instanceof RuntimeException r ? r : e;
+            throw e instanceof CompletionException && e.getCause() instanceof RuntimeException r ? r : e;
         }
         return cluster;
     }
@@ -100,6 +102,7 @@ public final class KafkaCluster implements LockServer {
                 n.restartProcess(RESTART_TIMEOUT);
             }
         }
+        nodes.stream().filter(KafkaNode::isRunning).findFirst().ifPresent(n -> n.awaitGroupCoordinators(RESTART_TIMEOUT));
     }
 
     @Override

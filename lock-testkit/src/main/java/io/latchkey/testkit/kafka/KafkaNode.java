@@ -12,9 +12,18 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.IntUnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeConsumerGroupsOptions;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
+import org.apache.kafka.common.errors.RetriableException;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
 import org.testcontainers.containers.wait.strategy.Wait;
@@ -47,6 +56,9 @@ public final class KafkaNode extends GenericContainer<KafkaNode> {
     static final int CONTROLLER_PORT = 9093;
     static final int BROKER_PORT = 9094;
     static final int EXTRA_PORT_BASE = 9100;
+
+    /** The partitions of the offsets topic, unless a node's settings say otherwise. */
+    private static final int OFFSETS_PARTITIONS = 6;
 
     private static final Pattern STARTED = Pattern.compile("Kafka Server started");
     private static volatile ImageFromDockerfile image;
@@ -142,7 +154,7 @@ public final class KafkaNode extends GenericContainer<KafkaNode> {
         props.put("auto.create.topics.enable", "false");
         props.put("group.initial.rebalance.delay.ms", "0");
         props.put("group.min.session.timeout.ms", "1000");
-        props.put("offsets.topic.num.partitions", "6");
+        props.put("offsets.topic.num.partitions", Integer.toString(OFFSETS_PARTITIONS));
         props.putAll(settings);
         StringBuilder file = new StringBuilder();
         props.forEach((k, v) -> file.append(k).append('=').append(v).append('\n'));
@@ -183,6 +195,78 @@ public final class KafkaNode extends GenericContainer<KafkaNode> {
                 throw new IllegalStateException("interrupted while restarting Kafka node " + nodeId, e);
             }
         }
+    }
+
+    /**
+     * Returns once the cluster's group coordinators answer for every partition of the offsets topic. A
+     * broker that has just started logs that it serves before it can coordinate a group: it creates the
+     * offsets topic on the first request for a coordinator and loads each partition after a restart, and
+     * until then answers every group request with a retriable error that clients wait out. A test whose
+     * first group request is bounded by a short timeout would otherwise time that creation, not the
+     * backend. Asks through this node's client listener, which needs no credentials; the coordinators may
+     * be other nodes of the cluster.
+     */
+    void awaitGroupCoordinators(Duration timeout) {
+        int partitions = Integer.parseInt(settings.getOrDefault("offsets.topic.num.partitions",
+                Integer.toString(OFFSETS_PARTITIONS)));
+        List<String> groups = groupsOnEveryPartition(partitions);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:" + port()))) {
+            for (String group : groups) {
+                while (!answers(admin, group, deadline)) {
+                    if (System.nanoTime() - deadline > 0) {
+                        throw new IllegalStateException("Kafka node " + nodeId + " served, but no group coordinator"
+                                + " answered for group '" + group + "' within " + timeout + "; its log ends with:\n"
+                                + tail(getLogs(), 3000));
+                    }
+                    Thread.sleep(100);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the group coordinators of Kafka node "
+                    + nodeId, e);
+        }
+    }
+
+    /** Whether the coordinator of {@code group} described it (a group nobody joined is not found). */
+    private static boolean answers(Admin admin, String group, long deadline) throws InterruptedException {
+        long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+        KafkaFuture<?> described = admin.describeConsumerGroups(List.of(group),
+                new DescribeConsumerGroupsOptions().timeoutMs((int) Math.min(Integer.MAX_VALUE, left)))
+                .describedGroups().get(group);
+        try {
+            described.get(left + 1000, TimeUnit.MILLISECONDS);
+            return true;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof GroupIdNotFoundException) {
+                return true;
+            }
+            if (e.getCause() instanceof RetriableException) { // the admin's own timeout is one too
+                return false;
+            }
+            throw new IllegalStateException("Kafka node refused to describe group '" + group + "'", e.getCause());
+        } catch (TimeoutException e) {
+            return false;
+        }
+    }
+
+    /**
+     * One group name for each partition of an offsets topic of {@code partitions}, by the brokers' own
+     * placement: the group name's hash code, its sign bit cleared, modulo the partitions.
+     */
+    static List<String> groupsOnEveryPartition(int partitions) {
+        String[] groups = new String[partitions];
+        int found = 0;
+        for (int i = 0; found < partitions; i++) {
+            String group = "latchkey-testkit-coordinator-" + i;
+            int p = (group.hashCode() & 0x7fffffff) % partitions;
+            if (groups[p] == null) {
+                groups[p] = group;
+                found++;
+            }
+        }
+        return List.of(groups);
     }
 
     private int startedCount() {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -99,6 +100,7 @@ public final class KafkaSecureServer implements AutoCloseable {
         KafkaSecureServer server = new KafkaSecureServer(users);
         try {
             server.node.start();
+            server.node.awaitGroupCoordinators(Duration.ofMinutes(2));
         } catch (RuntimeException e) {
             server.close();
             throw e;

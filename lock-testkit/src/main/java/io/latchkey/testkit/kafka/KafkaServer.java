@@ -63,11 +63,12 @@ public final class KafkaServer implements LockServer {
         }
     }
 
-    /** Builds the image if needed and starts a broker; returns once it serves. */
+    /** Builds the image if needed and starts a broker; returns once it serves, its group coordinators too. */
     public static KafkaServer start() {
         KafkaServer server = new KafkaServer();
         try {
             server.node.start();
+            server.node.awaitGroupCoordinators(RESTART_TIMEOUT);
         } catch (RuntimeException e) {
             server.close();
             throw e;
@@ -166,6 +167,7 @@ public final class KafkaServer implements LockServer {
     @Override
     public void restart() {
         node.restartProcess(RESTART_TIMEOUT);
+        node.awaitGroupCoordinators(RESTART_TIMEOUT);
     }
 
     @Override
