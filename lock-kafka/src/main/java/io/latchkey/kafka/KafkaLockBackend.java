@@ -404,6 +404,11 @@ final class KafkaLockBackend implements SemaphoreBackend {
             c.put(SlotAssignor.PERMITS, permits);
             c.put(SlotAssignor.SLOT, slot);
         }
+        // A member's consumer is Latchkey's, one per held lock: unless the application's settings ask, it
+        // pushes no client metrics to the broker (KIP-714; its reporter kept about 63 KB per consumer) and
+        // registers no JMX MBeans (about 13 KB); its metrics() stay readable.
+        c.putIfAbsent("metric.reporters", "");
+        c.putIfAbsent("enable.metrics.push", false);
         c.put("enable.auto.commit", false);
         c.put("auto.offset.reset", "latest");
         // The broker expels a silent member session.timeout.ms after the last heartbeat it received; the

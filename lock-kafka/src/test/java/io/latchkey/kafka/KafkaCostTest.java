@@ -10,19 +10,24 @@ import io.latchkey.spi.Durations;
 import io.latchkey.spi.LockClients;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.kafka.KafkaServer;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import javax.management.ObjectName;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.metrics.JmxReporter;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -62,7 +67,12 @@ class KafkaCostTest {
     }
 
     private KafkaLockBackend backend(LockOptions options, int topicCacheSize) {
-        Map<String, Object> config = new HashMap<>();
+        return backend(options, topicCacheSize, Map.of());
+    }
+
+    /** A backend with the Kafka settings {@code extra} on top of the broker's address. */
+    private KafkaLockBackend backend(LockOptions options, int topicCacheSize, Map<String, Object> extra) {
+        Map<String, Object> config = new HashMap<>(extra);
         config.put("bootstrap.servers", server.bootstrapServers());
         KafkaLockBackend backend = new KafkaLockBackend(config, options, PREFIX, 0, topicCacheSize);
         opened.addFirst(LockClients.of("kafka", backend, options));
@@ -84,6 +94,34 @@ class KafkaCostTest {
             }
         }
         throw new AssertionError("no metric " + group + "/request-total");
+    }
+
+    /** The JMX MBeans registered for the consumers of lock {@code name}'s members, by their client ids. */
+    private static Set<ObjectName> consumerMBeans(String name) throws Exception {
+        String members = "latchkey-" + TopicNames.topic(PREFIX, name) + "-";
+        return ManagementFactory.getPlatformMBeanServer().queryNames(new ObjectName("kafka.consumer:*"), null).stream()
+                .filter(o -> String.valueOf(o.getKeyProperty("client-id")).startsWith(members)).collect(Collectors.toSet());
+    }
+
+    @Test
+    @DisplayName("a member's consumer registers no JMX MBean and pushes no client metrics to the broker, unless the application's settings ask")
+    void membersReportNoMetricsUnlessTheSettingsAsk() throws Exception {
+        String name = name("mbeans");
+        KafkaLockBackend quiet = backend(OPTIONS, KafkaLockBackend.TOPIC_CACHE_SIZE);
+        try (Lease lease = LockClients.of("kafka", quiet, OPTIONS).lock(name).tryLock(OPTIONS.lease()).orElseThrow()) {
+            assertThat(consumerMBeans(name)).as("MBeans of the holder's consumer, default settings").isEmpty();
+        }
+        assertThat(quiet.consumerConfig("g", "c", 0, 0)).as("a member's consumer settings, by default")
+                .containsEntry("enable.metrics.push", false);
+
+        KafkaLockBackend reporting = backend(OPTIONS, KafkaLockBackend.TOPIC_CACHE_SIZE,
+                Map.of("metric.reporters", JmxReporter.class.getName(), "enable.metrics.push", true));
+        try (Lease lease = LockClients.of("kafka", reporting, OPTIONS).lock(name).tryLock(OPTIONS.lease()).orElseThrow()) {
+            assertThat(consumerMBeans(name)).as("MBeans of the holder's consumer, metric.reporters=JmxReporter")
+                    .isNotEmpty();
+        }
+        assertThat(reporting.consumerConfig("g", "c", 0, 0)).as("a member's consumer settings, enable.metrics.push=true")
+                .containsEntry("enable.metrics.push", true);
     }
 
     @Test
