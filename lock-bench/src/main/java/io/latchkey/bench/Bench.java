@@ -18,8 +18,10 @@ import java.util.Map;
 
 /**
  * Latchkey against the raw clients on the same server in the same run: for every backend selected,
- * one server (the kit's container fixture, or {@code --uri}), and rounds in which every scenario runs
- * for every variant, the variants' order reversed every other round. The result is a Markdown table
+ * one server (the kit's container fixture, or {@code --uri}), a warm-up round of the latency scenarios
+ * ({@link Scenarios#WARMED}) whose results are dropped, so that no variant's first round is timed while
+ * the JIT still compiles its code, then rounds in which every scenario runs for every variant, the
+ * variants' order reversed every other round. The result is a Markdown table
  * per backend: the median over rounds of each measure, and the ratio Latchkey / raw client per round,
  * its median and min–max.
  *
@@ -129,6 +131,14 @@ public final class Bench {
                 Target target = new Target(uri, lease, timeout);
                 Scenarios sc = new Scenarios(b, target, seconds, hold != null ? hold : b.defaultHold(), names, held);
                 Results results = new Results(b.variants());
+                for (String s : scenarios) {
+                    if (Scenarios.WARMED.contains(s)) {
+                        for (Backend.Variant v : b.variants()) {
+                            progress(b.key() + " warm-up round (not counted) " + s + " " + v.label());
+                            sc.run(s, v, -1);
+                        }
+                    }
+                }
                 for (int r = 0; r < rounds; r++) {
                     List<Backend.Variant> order = new ArrayList<>(b.variants());
                     if (r % 2 == 1) {

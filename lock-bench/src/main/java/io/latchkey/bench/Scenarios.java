@@ -78,6 +78,13 @@ final class Scenarios {
         return held;
     }
 
+    /**
+     * The scenarios that a run first warms up, each variant once, results dropped: the latency scenarios,
+     * whose first round otherwise timed the variant that ran first in a JVM whose JIT had not compiled its
+     * code yet.
+     */
+    static final List<String> WARMED = List.of("uncontended", "contended", "handover", "readwrite");
+
     Map<String, Double> run(String scenario, Backend.Variant v, int round) throws Exception {
         String name = runId + "-" + scenario + "-" + round + "-" + v.label().replaceAll("[^A-Za-z0-9]", "");
         switch (scenario) {
