@@ -32,6 +32,7 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.zookeeper.KeeperException;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -250,9 +251,19 @@ enum Backend {
         return m.group(1);
     }
 
+    /**
+     * The nodes at and under {@code path}; a node deleted while it is counted (ZooKeeper's container
+     * manager removing an emptied lock node, say) counts as gone.
+     */
     private static long countNodes(CuratorFramework c, String path) throws Exception {
+        List<String> children;
+        try {
+            children = c.getChildren().forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            return 0;
+        }
         long n = 1;
-        for (String child : c.getChildren().forPath(path)) {
+        for (String child : children) {
             String full = (path.equals("/") ? "" : path) + "/" + child;
             if (!full.equals("/zookeeper")) {
                 n += countNodes(c, full);

@@ -378,7 +378,6 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
                 .orElse(null);
     }
 
-    /** {@link #call} for callers that cannot throw {@link InterruptedException}: it keeps the interrupt status. */
     /**
      * {@link #call(String, String, String, CompletableFuture)} for a request that puts a key which the caller
      * deletes if it gives up: an interrupt while the request is in flight is thrown only once etcd answered it
@@ -405,6 +404,7 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
         }
     }
 
+    /** {@link #call} for callers that cannot throw {@link InterruptedException}: it keeps the interrupt status. */
     <T> T callUninterruptibly(String lockName, String what, CompletableFuture<T> future) {
         return callUninterruptibly(lockName, subject(lockName), what, future);
     }
