@@ -44,8 +44,10 @@ public final class KafkaCluster implements LockServer {
         }
     }
 
-    /** Starts three nodes at once (the quorum needs a majority to start) and returns once all serve, the group
-     * coordinators too. */
+    /**
+     * Starts three nodes at once (the quorum needs a majority to start) and returns once all serve, the
+     * group coordinators too.
+     */
     public static KafkaCluster start() {
         KafkaCluster cluster = new KafkaCluster(3);
         try {

@@ -245,7 +245,8 @@ public final class KafkaNode extends GenericContainer<KafkaNode> {
             if (e.getCause() instanceof RetriableException) { // the admin's own timeout is one too
                 return false;
             }
-            throw new IllegalStateException("Kafka node refused to describe group '" + group + "'", e.getCause());
+            throw new IllegalStateException("Kafka refused to describe group '" + group + "' while the kit waited for"
+                    + " its coordinator: " + e.getCause(), e.getCause());
         } catch (TimeoutException e) {
             return false;
         }
@@ -255,7 +256,7 @@ public final class KafkaNode extends GenericContainer<KafkaNode> {
      * One group name for each partition of an offsets topic of {@code partitions}, by the brokers' own
      * placement: the group name's hash code, its sign bit cleared, modulo the partitions.
      */
-    static List<String> groupsOnEveryPartition(int partitions) {
+    private static List<String> groupsOnEveryPartition(int partitions) {
         String[] groups = new String[partitions];
         int found = 0;
         for (int i = 0; found < partitions; i++) {
