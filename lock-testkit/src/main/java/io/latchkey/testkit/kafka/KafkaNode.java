@@ -13,17 +13,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.IntUnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.DescribeConsumerGroupsOptions;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
-import org.apache.kafka.common.errors.RetriableException;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
 import org.testcontainers.containers.wait.strategy.Wait;
@@ -209,46 +207,25 @@ public final class KafkaNode extends GenericContainer<KafkaNode> {
     void awaitGroupCoordinators(Duration timeout) {
         int partitions = Integer.parseInt(settings.getOrDefault("offsets.topic.num.partitions",
                 Integer.toString(OFFSETS_PARTITIONS)));
-        List<String> groups = groupsOnEveryPartition(partitions);
-        long deadline = System.nanoTime() + timeout.toNanos();
+        // the admin client waits out the retriable errors of a coordinator not yet there, within its timeout
+        DescribeConsumerGroupsOptions within = new DescribeConsumerGroupsOptions().timeoutMs((int) timeout.toMillis());
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:" + port()))) {
-            for (String group : groups) {
-                while (!answers(admin, group, deadline)) {
-                    if (System.nanoTime() - deadline > 0) {
+            for (Map.Entry<String, KafkaFuture<ConsumerGroupDescription>> group : admin.describeConsumerGroups(
+                    groupsOnEveryPartition(partitions), within).describedGroups().entrySet()) {
+                try {
+                    group.getValue().get();
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof GroupIdNotFoundException)) { // a group nobody joined: answered
                         throw new IllegalStateException("Kafka node " + nodeId + " served, but no group coordinator"
-                                + " answered for group '" + group + "' within " + timeout + "; its log ends with:\n"
-                                + tail(getLogs(), 3000));
+                                + " described group '" + group.getKey() + "' within " + timeout + " (" + e.getCause()
+                                + "); its log ends with:\n" + tail(getLogs(), 3000), e.getCause());
                     }
-                    Thread.sleep(100);
                 }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while waiting for the group coordinators of Kafka node "
                     + nodeId, e);
-        }
-    }
-
-    /** Whether the coordinator of {@code group} described it (a group nobody joined is not found). */
-    private static boolean answers(Admin admin, String group, long deadline) throws InterruptedException {
-        long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
-        KafkaFuture<?> described = admin.describeConsumerGroups(List.of(group),
-                new DescribeConsumerGroupsOptions().timeoutMs((int) Math.min(Integer.MAX_VALUE, left)))
-                .describedGroups().get(group);
-        try {
-            described.get(left + 1000, TimeUnit.MILLISECONDS);
-            return true;
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof GroupIdNotFoundException) {
-                return true;
-            }
-            if (e.getCause() instanceof RetriableException) { // the admin's own timeout is one too
-                return false;
-            }
-            throw new IllegalStateException("Kafka refused to describe group '" + group + "' while the kit waited for"
-                    + " its coordinator: " + e.getCause(), e.getCause());
-        } catch (TimeoutException e) {
-            return false;
         }
     }
 
