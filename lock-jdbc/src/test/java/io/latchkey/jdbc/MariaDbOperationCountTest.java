@@ -73,6 +73,7 @@ class MariaDbOperationCountTest {
         assertThat(renewals).as("renewal statements for %d held locks over %d ticks", LOCKS, TICKS)
                 .isBetween((long) LOCKS, LOCKS * (TICKS + 1L));
     }
+
     private static final int MANY = 10_000;
 
     /**

@@ -76,7 +76,8 @@ class ZooKeeperRequestCountTest {
 
             assertThat(backend.client.getZookeeperClient().getZooKeeper().getSessionId()).as("the session, unchanged")
                     .isEqualTo(session);
-            assertThat(ZooKeeperTestSupport.lastRequestId(server, session) - requestsBefore).as("requests of the session for %d cycles", CYCLES)
+            assertThat(ZooKeeperTestSupport.lastRequestId(server, session) - requestsBefore)
+                    .as("requests of the session for %d cycles", CYCLES)
                     .isEqualTo(3L * CYCLES);
             assertThat(namespaceCount(server, namespace, "write") - writesBefore).as("writes (create, delete)")
                     .isEqualTo(2L * CYCLES);
@@ -104,8 +105,8 @@ class ZooKeeperRequestCountTest {
             long session = backend.client.getZookeeperClient().getZooKeeper().getSessionId();
             long firstBefore = ZooKeeperTestSupport.lastRequestId(server, session);
             semaphore.tryAcquire(Duration.ZERO).orElseThrow().close();
-            assertThat(ZooKeeperTestSupport.lastRequestId(server, session) - firstBefore).as("requests of the first acquire and release,"
-                    + " which reads the number of permits").isEqualTo(5L);
+            assertThat(ZooKeeperTestSupport.lastRequestId(server, session) - firstBefore)
+                    .as("requests of the first acquire and release, which reads the number of permits").isEqualTo(5L);
             long requestsBefore = ZooKeeperTestSupport.lastRequestId(server, session);
             long writesBefore = namespaceCount(server, namespace, "write");
             long readsBefore = namespaceCount(server, namespace, "read");
@@ -119,7 +120,8 @@ class ZooKeeperRequestCountTest {
 
             assertThat(backend.client.getZookeeperClient().getZooKeeper().getSessionId()).as("the session, unchanged")
                     .isEqualTo(session);
-            assertThat(ZooKeeperTestSupport.lastRequestId(server, session) - requestsBefore).as("requests of the session for %d cycles", CYCLES)
+            assertThat(ZooKeeperTestSupport.lastRequestId(server, session) - requestsBefore)
+                    .as("requests of the session for %d cycles", CYCLES)
                     .isEqualTo(4L * CYCLES);
             // the server counts each operation of a transaction: 3 write requests are 5 write operations
             assertThat(namespaceCount(server, namespace, "write") - writesBefore)
@@ -129,7 +131,6 @@ class ZooKeeperRequestCountTest {
                     .isEqualTo((long) CYCLES);
         }
     }
-
 
     /**
      * How many writes or reads the server counted under a top-level path, from {@code mntr}'s

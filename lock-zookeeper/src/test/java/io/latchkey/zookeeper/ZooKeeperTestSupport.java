@@ -53,7 +53,10 @@ final class ZooKeeperTestSupport {
         return c;
     }
 
-    /** A backend of its own on {@code server}'s first endpoint, with {@code options}: for tests that count its session's requests. */
+    /**
+     * A backend of its own on {@code server}'s first endpoint, with {@code options}: for tests that count its
+     * session's requests.
+     */
     static ZooKeeperBackend backend(ZooKeeperServer server, LockOptions options) {
         InetSocketAddress a = server.endpoints().get(0);
         LockUri uri = new LockUri("zookeeper", List.of(new LockUri.HostAndPort(a.getHostString(), a.getPort())), "",
