@@ -96,6 +96,7 @@ final class SharedLockClient implements LockClient {
     private final ConcurrentHashMap<Object, LocalLock> locals = new ConcurrentHashMap<>();
     private final Set<Grant> grants = ConcurrentHashMap.newKeySet();
     private final ScheduledThreadPoolExecutor timer;
+    private final DeadlineWatch deadlines;
     private final ExecutorService workers;
     private final ExecutorService releasers;
     private final LockEvents events;
@@ -114,6 +115,7 @@ final class SharedLockClient implements LockClient {
         String prefix = "latchkey-" + backendName + "-" + id;
         this.timer = new ScheduledThreadPoolExecutor(1, DaemonThreads.factory(prefix + "-timer"));
         this.timer.setRemoveOnCancelPolicy(true);
+        this.deadlines = new DeadlineWatch(timer);
         this.workers = boundedPool(ASYNC_THREADS, prefix + "-async");
         this.releasers = boundedPool(RELEASE_THREADS, prefix + "-release");
         this.events = new LockEvents(backendName, this::describe, prefix + "-events", EVENT_QUEUE, options.listeners());
@@ -309,7 +311,8 @@ final class SharedLockClient implements LockClient {
                 return Optional.empty();
             }
             ensureOpen();
-            Validity validity = new Validity(name, local.target.toString(), describe(local.target), options.safetyMargin(), timer);
+            Target target = local.target;
+            Validity validity = new Validity(name, target.toString(), () -> describe(target), options.safetyMargin(), deadlines);
             Duration atMost = request == null ? null : request.atMost().orElse(null);
             if (atMost != null) {
                 // From before the request is sent: the lease ends no later than the real acquisition + atMost.
@@ -464,6 +467,11 @@ final class SharedLockClient implements LockClient {
 
     ScheduledThreadPoolExecutor timer() {
         return timer;
+    }
+
+    /** Ends held grants at their deadlines, see {@link DeadlineWatch}. */
+    DeadlineWatch deadlines() {
+        return deadlines;
     }
 
     ExecutorService workers() {

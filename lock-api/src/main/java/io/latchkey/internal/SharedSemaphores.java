@@ -99,8 +99,8 @@ final class SharedSemaphores {
         retain(name, permits);
         PermitAttempt attempt = new PermitAttempt(backend, name, permits);
         try {
-            Validity validity = new Validity(name, "semaphore '" + name + "'", backend.describeSemaphore(name),
-                    client.options().safetyMargin(), client.timer());
+            Validity validity = new Validity(name, "semaphore '" + name + "'", () -> backend.describeSemaphore(name),
+                    client.options().safetyMargin(), client.deadlines());
             return Optional.ofNullable(client.acquirePath().acquire(attempt, deadline, validity, callStart));
         } finally {
             if (!attempt.handedOver) {

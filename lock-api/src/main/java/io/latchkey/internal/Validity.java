@@ -5,11 +5,8 @@ import io.latchkey.spi.LeaseEvidence;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,9 +15,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The deadline is the latest {@code sentAt + serverTtl - safetyMargin} a backend has confirmed.
  * Readers compare it with {@link System#nanoTime()} directly, so a lease turns invalid on time even if
- * the timer thread was paused with the rest of the process; the timer only makes {@link #lostStage()}
- * complete without anyone asking. Once lost, a lease never becomes valid again: a late confirmation
- * after the deadline says nothing about the time in between, when someone else may have held the lock.
+ * the timer thread was paused with the rest of the process; the client's {@link DeadlineWatch} only
+ * makes {@link #lostStage()} complete without anyone asking. Once lost, a lease never becomes valid
+ * again: a late confirmation after the deadline says nothing about the time in between, when someone
+ * else may have held the lock.
  */
 final class Validity implements LeaseEvidence {
 
@@ -29,9 +27,9 @@ final class Validity implements LeaseEvidence {
     private final String lockName;
     /** What the messages call it: {@code lock 'x'}, or {@code semaphore 'x' permit 2}. */
     private volatile String subject;
-    private final String where;
+    private final Supplier<String> where;
     private final long marginNanos;
-    private final ScheduledExecutorService timer;
+    private final DeadlineWatch watch;
     private final CompletableFuture<LockLostException> lostFuture = new CompletableFuture<>();
     private final long createdAt = System.nanoTime();
 
@@ -44,19 +42,20 @@ final class Validity implements LeaseEvidence {
     private volatile String limitReason;
     private long lastConfirmedAt; // guarded by this
     private boolean started; // guarded by this
-    private ScheduledFuture<?> check; // guarded by this
     private Consumer<LockLostException> onLost; // guarded by this
 
-    Validity(String lockName, String where, Duration safetyMargin, ScheduledExecutorService timer) {
-        this(lockName, "lock '" + lockName + "'", where, safetyMargin, timer);
-    }
-
-    Validity(String lockName, String subject, String where, Duration safetyMargin, ScheduledExecutorService timer) {
+    /**
+     * @param subject what the messages call it
+     * @param where where the grant is kept, for messages: asked only when one is written
+     * @param safetyMargin taken off every deadline a backend confirms
+     * @param watch the client's watch, which ends the grant at its deadline once {@linkplain #start started}
+     */
+    Validity(String lockName, String subject, Supplier<String> where, Duration safetyMargin, DeadlineWatch watch) {
         this.lockName = lockName;
         this.subject = subject;
         this.where = where;
         this.marginNanos = safetyMargin.toNanos();
-        this.timer = timer;
+        this.watch = watch;
     }
 
     /** Names the lease more precisely once the grant is known, such as the permit slot it holds. */
@@ -79,9 +78,7 @@ final class Validity implements LeaseEvidence {
         validUntil = until;
         lastConfirmedAt = System.nanoTime();
         confirmed = true;
-        if (started) {
-            scheduleCheck();
-        }
+        // a later deadline needs nothing from the watch: it finds it when it runs at the earlier one
     }
 
     @Override
@@ -110,7 +107,7 @@ final class Validity implements LeaseEvidence {
         }
         this.onLost = onLost;
         started = true;
-        scheduleCheck();
+        watch.watch(this, deadlineNanos());
         return true;
     }
 
@@ -139,8 +136,8 @@ final class Validity implements LeaseEvidence {
         return limited && System.nanoTime() - limitAt >= 0;
     }
 
-    /** The earlier of the validity deadline and the limit. */
-    private long effectiveDeadline() {
+    /** The earlier of the validity deadline and the limit, on {@link System#nanoTime()}. */
+    long deadlineNanos() {
         return limited && limitAt - validUntil < 0 ? limitAt : validUntil;
     }
 
@@ -154,7 +151,7 @@ final class Validity implements LeaseEvidence {
     void ensureValidForNesting() {
         if (!isValid()) {
             LockLostException l = lost;
-            throw new LockLostException(lockName, subject + " (" + where + ") is held by this thread"
+            throw new LockLostException(lockName, subject + " (" + where.get() + ") is held by this thread"
                     + " through a lease that was lost (" + (l != null ? l.getMessage() : "expired")
                     + "); close that lease before taking the lock again", l);
         }
@@ -164,7 +161,7 @@ final class Validity implements LeaseEvidence {
         if (!isValid()) {
             return Duration.ZERO;
         }
-        return Duration.ofNanos(Math.max(0, effectiveDeadline() - System.nanoTime()));
+        return Duration.ofNanos(Math.max(0, deadlineNanos() - System.nanoTime()));
     }
 
     /** The loss, once the lease was lost (its validity ended or the backend said so); else null. */
@@ -180,9 +177,7 @@ final class Validity implements LeaseEvidence {
     /** The lease was closed normally: no loss is signalled after this. */
     synchronized void close() {
         closed = true;
-        if (check != null) {
-            check.cancel(false);
-        }
+        watch.unwatch(this);
     }
 
     String describeState() {
@@ -196,34 +191,27 @@ final class Validity implements LeaseEvidence {
         return "the deadline passed " + Duration.ofNanos(System.nanoTime() - validUntil) + " ago";
     }
 
-    private void scheduleCheck() {
-        if (check != null) {
-            check.cancel(false);
-        }
-        try {
-            check = timer.schedule(this::checkDeadline, Math.max(0, effectiveDeadline() - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-            check = null; // the client is closing and will end this grant
-        }
-    }
-
-    private void checkDeadline() {
+    /**
+     * The watch's check: ends the grant if its deadline passed.
+     *
+     * @return whether the grant is still to be watched: neither closed, lost, nor past its deadline
+     */
+    boolean checkDeadline() {
         synchronized (this) {
             if (closed || lost != null) {
-                return;
+                return false;
             }
-            if (limitPassed()) {
-                // fall through to the loss, outside the lock like expire()
-            } else if (System.nanoTime() - validUntil < 0) {
-                scheduleCheck();
-                return;
+            if (!limitPassed() && System.nanoTime() - validUntil < 0) {
+                return true;
             }
         }
+        // the loss outside the lock, like expire()
         if (limitPassed()) {
             markLost(limitReason, null, LockLostException.Reason.AT_MOST);
         } else {
             expire();
         }
+        return false;
     }
 
     private void expire() {
@@ -246,13 +234,11 @@ final class Validity implements LeaseEvidence {
             if (closed) {
                 return;
             }
-            exception = new LockLostException(lockName, subject + " (" + where + ") lost: " + reason, cause, kind);
+            exception = new LockLostException(lockName, subject + " (" + where.get() + ") lost: " + reason, cause, kind);
             lost = exception;
             callback = onLost;
-            if (check != null) {
-                check.cancel(false);
-            }
         }
+        watch.unwatch(this);
         // Complete before logging: whoever watches lost() learns of the loss without waiting for the log.
         lostFuture.complete(exception);
         if (callback != null) {

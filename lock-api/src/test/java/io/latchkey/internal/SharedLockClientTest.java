@@ -8,6 +8,8 @@ import io.latchkey.Lease;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockLostException;
 import io.latchkey.LockNotAcquiredException;
+import io.latchkey.LockOptions;
+import io.latchkey.LockRequest;
 import io.latchkey.memory.InMemoryBackend;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -348,6 +350,49 @@ class SharedLockClientTest extends InMemoryFixture {
             assertThat(lease.lost().toCompletableFuture().getNow(null)).isNotNull()
                     .hasMessageContaining("session expired").hasMessageContaining("'job'");
             assertThatThrownBy(lease::ensureValid).isInstanceOf(LockLostException.class).hasMessageContaining("session expired");
+        }
+
+        @Test
+        @DisplayName("grants taken and released within their lease cost the client's timer no task each: one per lease at most")
+        void deadlinesShareOneTimerTask() throws Exception {
+            SharedLockClient client = newClient();
+            long start = System.nanoTime();
+            long before = client.deadlines().scheduled();
+            for (int i = 0; i < 200; i++) {
+                try (Lease lease = client.lock("job-" + i % 3).lock(Duration.ofSeconds(1))) {
+                    assertThat(lease.isValid()).isTrue();
+                }
+            }
+            // the watch's one task runs at the first grant's deadline, then at most once per lease after
+            long periods = (System.nanoTime() - start) / LEASE.minus(MARGIN).toNanos();
+            assertThat(client.deadlines().scheduled() - before).isLessThanOrEqualTo(1 + 2 * periods);
+            assertThat(client.deadlines().size()).isZero();
+        }
+
+        @Test
+        @DisplayName("an atMost that ends before the deadline of a lease held already still completes lost() on time")
+        void earlierDeadlineAfterALaterOne() throws Exception {
+            Duration longLease = Duration.ofSeconds(20);
+            LockOptions options = LockOptions.builder().lease(longLease).timeout(TIMEOUT).build();
+            InMemoryBackend backend = new InMemoryBackend(server, longLease, TIMEOUT, options);
+            SharedLockClient client = new SharedLockClient("memory", backend, options);
+            backends.add(backend);
+            clients.add(client);
+            try (Lease first = client.lock("first").lock(Duration.ofSeconds(1))) {
+                Duration atMost = Duration.ofMillis(300);
+                long start = System.nanoTime();
+                try (Lease second = client.lock("second").tryLock(
+                        LockRequest.builder().wait(Duration.ofSeconds(1)).atMost(atMost).build()).orElseThrow()) {
+                    // the first lease's deadline, about 18 s away, must not hold back the second's end: its timer
+                    // completes lost() long before (nothing here asks isValid meanwhile)
+                    LockLostException loss = second.lost().toCompletableFuture()
+                            .get(longLease.dividedBy(2).toMillis(), TimeUnit.MILLISECONDS);
+                    assertThat(loss.reason()).isEqualTo(LockLostException.Reason.AT_MOST);
+                    assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(atMost.toNanos());
+                    assertThat(first.isValid()).isTrue();
+                    assertThat(first.lost().toCompletableFuture()).isNotDone();
+                }
+            }
         }
 
         @Test
