@@ -43,6 +43,8 @@ public final class LockOptions {
 
     private final Duration lease;
     private final Duration explicitSafetyMargin;
+    /** The margin in effect, worked out once: {@link Duration#dividedBy(long)} is not cheap, and every acquire asks. */
+    private final Duration safetyMargin;
     private final Duration timeout;
     private final String namespace;
     private final String username;
@@ -54,6 +56,7 @@ public final class LockOptions {
     private LockOptions(Builder b) {
         this.lease = b.lease;
         this.explicitSafetyMargin = b.safetyMargin;
+        this.safetyMargin = b.safetyMargin != null ? b.safetyMargin : b.lease.dividedBy(10);
         this.timeout = b.timeout;
         this.namespace = b.namespace;
         this.username = b.username;
@@ -98,7 +101,7 @@ public final class LockOptions {
 
     /** The safety margin: as set, or a tenth of the lease if it was not set. */
     public Duration safetyMargin() {
-        return explicitSafetyMargin != null ? explicitSafetyMargin : lease.dividedBy(10);
+        return safetyMargin;
     }
 
     public Duration timeout() {
