@@ -255,7 +255,8 @@ class EtcdLease implements BackendLease {
             return;
         }
         try {
-            if (backend.callUninterruptibly(lockName, subject(), "deleting key '" + keyString() + "'", deleted).isSucceeded()) {
+            if (backend.callUninterruptibly(lockName, this::subject, () -> "deleting key '" + keyString() + "'", deleted)
+                    .isSucceeded()) {
                 deleteConfirmed();
             }
         } catch (LockException e) {

@@ -33,6 +33,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -320,6 +321,15 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
     /** {@link #call(String, String, String, CompletableFuture)} waiting at most {@code bound}: the rest of a timeout. */
     <T> T call(String name, String subject, String what, CompletableFuture<T> future, Duration bound)
             throws InterruptedException {
+        return call(name, () -> subject, () -> what, future, bound);
+    }
+
+    /**
+     * {@link #call(String, String, String, CompletableFuture, Duration)} with the messages' parts built only
+     * if the call fails: the calls of every grant and release, whose answer is all that is needed.
+     */
+    <T> T call(String name, Supplier<String> subject, Supplier<String> what, CompletableFuture<T> future,
+            Duration bound) throws InterruptedException {
         long start = System.nanoTime();
         try {
             return future.get(bound.toNanos(), TimeUnit.NANOSECONDS);
@@ -328,9 +338,9 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
             throw e;
         } catch (TimeoutException e) {
             future.cancel(true);
-            throw silent(name, subject, what, start, bound, e);
+            throw silent(name, subject.get(), what.get(), start, bound, e);
         } catch (ExecutionException e) {
-            throw failed(name, subject, what, start, bound, e.getCause());
+            throw failed(name, subject.get(), what.get(), start, bound, e.getCause());
         }
     }
 
@@ -385,10 +395,10 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
      * reach etcd before the put and leave the key behind it, bound to the client's lease and queued ahead of
      * every later request of the name for as long as the client lives.
      */
-    <T> T callSettled(String name, String subject, String what, CompletableFuture<T> future)
+    <T> T callSettled(String name, Supplier<String> subject, Supplier<String> what, CompletableFuture<T> future)
             throws InterruptedException {
         try {
-            return call(name, subject, what, future.thenApply(answer -> answer)); // an interrupt cancels this copy
+            return call(name, subject, what, future.thenApply(answer -> answer), timeout); // an interrupt cancels this copy
         } catch (InterruptedException e) {
             long until = System.nanoTime() + timeout.toNanos();
             while (!future.isDone() && until - System.nanoTime() > 0) {
@@ -410,11 +420,16 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
     }
 
     <T> T callUninterruptibly(String name, String subject, String what, CompletableFuture<T> future) {
+        return callUninterruptibly(name, () -> subject, () -> what, future);
+    }
+
+    /** {@link #callUninterruptibly(String, String, String, CompletableFuture)} with the messages built only if it fails. */
+    <T> T callUninterruptibly(String name, Supplier<String> subject, Supplier<String> what, CompletableFuture<T> future) {
         try {
-            return call(name, subject, what, future);
+            return call(name, subject, what, future, timeout);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new LockException(name, subject + "interrupted while " + what + " at etcd " + where, e);
+            throw new LockException(name, subject.get() + "interrupted while " + what.get() + " at etcd " + where, e);
         }
     }
 
@@ -432,6 +447,9 @@ final class EtcdLockBackend implements SemaphoreBackend, ReadWriteBackend {
 
     /** The key prefix of a lock's queue: {@code namespace}, the escaped name, and '/'. */
     static String prefix(String namespace, String lockName) {
+        if (lockName.indexOf('%') < 0 && lockName.indexOf('/') < 0) {
+            return namespace + lockName + '/'; // nothing to escape, as in most names
+        }
         StringBuilder b = new StringBuilder(namespace.length() + lockName.length() + 1).append(namespace);
         // '/' ends the name in the key, so it and the escape character are escaped: 'a' and 'a/b' never share a prefix
         for (int i = 0; i < lockName.length(); i++) {

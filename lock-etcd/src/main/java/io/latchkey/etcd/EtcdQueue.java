@@ -98,7 +98,7 @@ final class EtcdQueue {
         ByteSequence blockers = EtcdLockBackend.bytes(lease.blockers());
         TxnResponse r;
         try {
-            r = backend.callSettled(lease.lockName, lease.subject(), "queueing key '" + lease.keyString() + "'",
+            r = backend.callSettled(lease.lockName, lease::subject, () -> "queueing key '" + lease.keyString() + "'",
                     backend.client().getKVClient().txn()
                             .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                             .Then(Op.put(key, lease.value(),
@@ -122,8 +122,12 @@ final class EtcdQueue {
         }
         long revision = r.getHeader().getRevision();
         lease.revision(revision);
-        return r.getGetResponses().get(0).getKvs().stream().filter(kv -> !kv.getKey().equals(key)).findFirst()
-                .map(kv -> new Ahead(kv, revision)).orElse(null);
+        for (KeyValue kv : r.getGetResponses().get(0).getKvs()) {
+            if (!kv.getKey().equals(key)) {
+                return new Ahead(kv, revision);
+            }
+        }
+        return null;
     }
 
     /** The key queued just before a contender's, and the revision at which a read found it there. */

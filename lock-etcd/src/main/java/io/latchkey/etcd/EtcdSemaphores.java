@@ -147,7 +147,8 @@ final class EtcdSemaphores {
         String what = "taking slot key '" + key.toString(StandardCharsets.UTF_8) + "'";
         TxnResponse r;
         try {
-            r = backend.callSettled(name, backend.semaphoreSubject(name), what, backend.client().getKVClient().txn()
+            r = backend.callSettled(name, () -> backend.semaphoreSubject(name), () -> what, backend.client().getKVClient()
+                    .txn()
                     .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                     .Then(Op.put(key, value, PutOption.builder().withLeaseId(session.id()).build()), Op.get(prefix, all))
                     .Else(Op.get(prefix, all))
