@@ -64,7 +64,7 @@ public final class HolderStamp {
         if (last.epochSecond != epochSecond) {
             String whole = Instant.ofEpochSecond(epochSecond).toString();
             if (!whole.endsWith("Z") || whole.length() != "2026-01-01T00:00:00Z".length()) {
-                return now.toString(); // a year of more than four digits: the formatter's own way
+                return now.toString(); // a year outside 0000 to 9999: the formatter's own way
             }
             last = new Second(epochSecond, whole.substring(0, whole.length() - 1));
             second = last;
