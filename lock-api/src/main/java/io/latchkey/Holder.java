@@ -167,20 +167,8 @@ public record Holder(String owner, Instant clientStarted, String thread) {
         return Optional.of(new Holder(owner, started, thread));
     }
 
-    /**
-     * {@code s} URL-encoded, as written in {@link #toString()}; {@code s} itself when it holds only the
-     * characters that encoding keeps, as most thread names and owner ids do.
-     */
     private static String encode(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            boolean kept = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-'
-                    || c == '*' || c == '_';
-            if (!kept) {
-                return URLEncoder.encode(s, StandardCharsets.UTF_8);
-            }
-        }
-        return s;
+        return URLEncoder.encode(s, StandardCharsets.UTF_8);
     }
 
     private static String decode(String s) {

@@ -14,9 +14,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>A grant with its own timer task cost the timer thread a wake-up per grant and a cancel per
  * release, on the caller's path. Here a new grant touches the timer only if its deadline comes before
- * the task's: a grant's deadline is its confirmation's send time plus the lease, so grants of one client
- * come with ever later deadlines, and a grant taken and released within its lease costs no timer work
- * at all. A confirmation that extends a deadline needs none either: the task, run at the old deadline,
+ * the task's: a grant's deadline is its confirmation's send time plus the lease less the margin, so
+ * grants of one client come with ever later deadlines, and a grant taken and released within its
+ * lease costs no timer work at all. A confirmation that extends a deadline needs none either: the task, run at the old deadline,
  * finds the new one. So the timer wakes about once per lease for a client that keeps taking locks, and
  * once per confirmation period for one that holds many.
  *

@@ -21,77 +21,28 @@ import java.util.Optional;
 public final class HolderStamp {
 
     private static final String AT = "at=";
-    /** Per thread: the name last seen and its text. */
-    private static final ThreadLocal<String[]> THREAD_TEXT = ThreadLocal.withInitial(() -> new String[2]);
 
     private final String owner;
     private final Instant clientStarted = Instant.now();
-    /** {@link Holder#toString()} up to the thread's name, which is all of it that is the same for every grant. */
-    private final String head;
-    /** The second of the last request and its text without the fraction: one formatting per second, not per grant. */
-    private volatile Second second = new Second(Long.MIN_VALUE, "");
+    /** Per thread: its name when last asked, and this client's {@link Holder} text for that name. */
+    private final ThreadLocal<String[]> holderText = ThreadLocal.withInitial(() -> new String[2]);
 
     public HolderStamp(LockOptions options) {
         this.owner = options.owner();
-        this.head = new Holder(owner, clientStarted, "").toString(); // ends with "thread=": the name comes last
     }
 
     /**
      * The text of the holder of a grant requested now, on the current thread, with the moment of the
-     * request: {@code Holder.ofCurrentThread(owner, started) + " at=" + Instant.now()}, built without
-     * formatting what is the same from one grant to the next.
+     * request: the {@link Holder} text is made once per thread and thread name, not for every grant.
      */
     public String forCurrentThread() {
-        return head + threadText() + " " + AT + instantText(Instant.now());
-    }
-
-    /** The current thread's name as {@link Holder#toString()} writes it, encoded again only once the thread is renamed. */
-    private static String threadText() {
         String name = Thread.currentThread().getName();
-        String[] last = THREAD_TEXT.get();
+        String[] last = holderText.get();
         if (last[0] != name) { // the same String until the thread is renamed
-            String text = new Holder("", Instant.EPOCH, name).toString();
-            last[1] = text.substring(text.lastIndexOf(" thread=") + " thread=".length());
+            last[1] = new Holder(owner, clientStarted, name).toString();
             last[0] = name;
         }
-        return last[1];
-    }
-
-    /** {@code now.toString()}: the date and time of its second, once per second, and its fraction as {@link Instant#toString()} writes it. */
-    String instantText(Instant now) {
-        long epochSecond = now.getEpochSecond();
-        Second last = second;
-        if (last.epochSecond != epochSecond) {
-            String whole = Instant.ofEpochSecond(epochSecond).toString();
-            if (!whole.endsWith("Z") || whole.length() != "2026-01-01T00:00:00Z".length()) {
-                return now.toString(); // a year outside 0000 to 9999: the formatter's own way
-            }
-            last = new Second(epochSecond, whole.substring(0, whole.length() - 1));
-            second = last;
-        }
-        int nanos = now.getNano();
-        if (nanos == 0) {
-            return last.text + "Z";
-        }
-        // as ISO_INSTANT: the nanoseconds in groups of three digits, as many groups as needed
-        int digits = nanos % 1_000_000 == 0 ? 3 : nanos % 1_000 == 0 ? 6 : 9;
-        int fraction = digits == 3 ? nanos / 1_000_000 : digits == 6 ? nanos / 1_000 : nanos;
-        StringBuilder b = new StringBuilder(last.text.length() + 11).append(last.text).append('.');
-        String number = Integer.toString(fraction);
-        for (int pad = digits - number.length(); pad > 0; pad--) {
-            b.append('0');
-        }
-        return b.append(number).append('Z').toString();
-    }
-
-    private static final class Second {
-        final long epochSecond;
-        final String text;
-
-        Second(long epochSecond, String text) {
-            this.epochSecond = epochSecond;
-            this.text = text;
-        }
+        return last[1] + " " + AT + Instant.now();
     }
 
     /**
