@@ -43,10 +43,15 @@ import org.slf4j.LoggerFactory;
  * fencing token is the node's {@code czxid} from the same Stat. The getChildren that follows is a read
  * a follower answers, possibly behind the leader; it cannot hide a lower node, since every lower node
  * was created before ours and the follower has applied our create before it answers our read; staleness
- * can only show a node already deleted, which makes this waiter wait, never grants wrongly. What the
- * former {@code sync} before an {@code exists} guarded against, a follower's stale read taken as proof
- * that the session is alive, therefore remains only for a waiter granted after waiting: its proof is
- * not the old create but a {@code sync} sent, in the same round trip, just before its getChildren.
+ * can only show a node already deleted, which makes this waiter wait, never grants wrongly. A waiter
+ * granted after waiting dates its grant from its create too, while the create is younger than a quarter
+ * of the session timeout (one interval of the session's probe, {@link SessionProbe}): the servers keep
+ * a session at least its timeout after they last heard from it, so the node cannot go with an expired
+ * session before the deadline dated from the create, whatever the read after the wait shows; and the
+ * grant starts with no less validity than a held lease has just before the probe answers. A waiter whose
+ * create is older sends a {@code sync} in the same round trip just before its getChildren and dates
+ * its grant from that, since a follower's read, possibly stale, proves nothing about the session: the
+ * waiters of a contended lock, granted within milliseconds, send no {@code sync}.
  *
  * <p><b>Expired sessions.</b> A predecessor left by a holder whose session expired is waited on like
  * any other: the server deletes it with the session, and the watch wakes this waiter. When this
@@ -110,7 +115,6 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
     private String predecessor; // the node this waiter watches, after a look that did not grant
     /** The children read sent right behind the last create, in the same round trip; null once looked at. */
     private CompletableFuture<CuratorEvent> readBehind;
-    private int firesBeforeReadBehind;
 
     Acquisition(ZooKeeperBackend backend, String lockName, Mode mode, Deadline deadline, LeaseEvidence evidence) {
         this.backend = backend;
@@ -146,11 +150,15 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
     public BackendLease look() throws KeeperException, InterruptedException {
         long checkAt = System.nanoTime();
         String ours = ZKPaths.getNodeFromPath(requests.node);
-        int firesBefore = firesBeforeReadBehind;
+        long provenAt = evidenceAt;
         List<String> children = waited ? null : readBehind(ours);
         if (children == null) {
-            firesBefore = requests.childrenWatch.fires.get();
-            children = waited ? syncedChildren() : children();
+            if (waited && createTooOld(checkAt)) {
+                provenAt = checkAt;
+                children = syncedChildren();
+            } else {
+                children = children();
+            }
             backend.childrenReads.increment();
         }
         if (!children.contains(ours)) {
@@ -164,7 +172,7 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
         }
         predecessor = mode == Mode.LOCK ? predecessor(children, ours) : blocker(children, ours, mode == Mode.WRITE);
         if (predecessor == null) {
-            return grant(waited ? checkAt : evidenceAt, firesBefore);
+            return grant(provenAt);
         }
         waited = true;
         return null;
@@ -214,12 +222,12 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
         return true;
     }
 
-    private BackendLease grant(long evidenceAt, int firesBefore) {
+    private BackendLease grant(long evidenceAt) {
         ZooKeeperLease lease = mode == Mode.LOCK
                 ? new ZooKeeperLease(backend, lockName, requests.node, czxid, requests.owner, evidence)
                 : new ZooKeeperModeLease(backend, lockName, mode.noun, requests.node, czxid, requests.owner, evidence);
         requests.node = null; // the lease owns it now
-        return requests.hold(lease, evidenceAt, firesBefore);
+        return requests.hold(lease, evidenceAt);
     }
 
     /**
@@ -228,9 +236,7 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
      * usually lists the new node, and the acquisition learns in one round trip whether it holds.
      */
     private void readBehind() {
-        firesBeforeReadBehind = requests.childrenWatch.fires.get();
-        readBehind = ZnodeRequests.send(cb -> backend.client.getChildren().usingWatcher(requests.childrenWatch)
-                .inBackground(cb).forPath(lockPath));
+        readBehind = ZnodeRequests.send(cb -> backend.client.getChildren().inBackground(cb).forPath(lockPath));
     }
 
     /**
@@ -256,18 +262,28 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
     }
 
     private List<String> children() throws KeeperException, InterruptedException {
-        CuratorEvent read = requests.await(ZnodeRequests.send(cb -> backend.client.getChildren()
-                .usingWatcher(requests.childrenWatch).inBackground(cb).forPath(lockPath)), "read the queue of");
+        CuratorEvent read = requests.await(ZnodeRequests.send(cb -> backend.client.getChildren().inBackground(cb)
+                .forPath(lockPath)), "read the queue of");
         ZnodeRequests.check(read);
         return read.getChildren();
+    }
+
+    /**
+     * Whether the create's evidence is too old to date a grant from at {@code now}: older than a quarter
+     * of the session timeout, one interval of the session's probe. A grant dated from younger evidence
+     * starts with at least the validity a held lease has just before the probe answers; an older one
+     * needs a {@code sync} of its own.
+     */
+    private boolean createTooOld(long now) {
+        return now - evidenceAt > backend.sessionTimeout().toNanos() / 4;
     }
 
     /** A {@code sync} and then the children, in one round trip: ZooKeeper answers a session's requests in order. */
     private List<String> syncedChildren() throws KeeperException, InterruptedException {
         CompletableFuture<CuratorEvent> synced = ZnodeRequests.send(cb -> backend.client.sync().inBackground(cb)
                 .forPath(lockPath));
-        CompletableFuture<CuratorEvent> read = ZnodeRequests.send(cb -> backend.client.getChildren()
-                .usingWatcher(requests.childrenWatch).inBackground(cb).forPath(lockPath));
+        CompletableFuture<CuratorEvent> read = ZnodeRequests.send(cb -> backend.client.getChildren().inBackground(cb)
+                .forPath(lockPath));
         CuratorEvent s = requests.await(synced, "read the queue of");
         if (!ZnodeRequests.ok(s) && ZnodeRequests.code(s) != KeeperException.Code.NONODE) {
             throw KeeperException.create(ZnodeRequests.code(s), lockPath);

@@ -128,7 +128,7 @@ final class PermitAcquisition implements ZnodeRequests.Recipe<PermitLease> {
         if (at < free) {
             for (int slot = 0; slot < permits && requests.node != null; slot++) {
                 if (!taken.contains(slot)) {
-                    PermitLease granted = take(slot, firesBefore);
+                    PermitLease granted = take(slot);
                     if (granted != null) {
                         return granted;
                     }
@@ -248,7 +248,7 @@ final class PermitAcquisition implements ZnodeRequests.Recipe<PermitLease> {
      * into it (whose {@code Stat} tells the slot's czxid and owner), delete the waiter. Null if the slot is taken or
      * the waiter is gone ({@link ZnodeRequests#node} then null).
      */
-    private PermitLease take(int slot, int firesBefore) throws KeeperException, InterruptedException {
+    private PermitLease take(int slot) throws KeeperException, InterruptedException {
         String slotPath = ZKPaths.makePath(path, SemaphoreNodes.SLOT_PREFIX + slot);
         String waiter = ZKPaths.getNodeFromPath(requests.node);
         byte[] data = SemaphoreNodes.slotData(waiter, holder);
@@ -283,7 +283,7 @@ final class PermitAcquisition implements ZnodeRequests.Recipe<PermitLease> {
         List<CuratorTransactionResult> results = answer.getOpResults();
         if (ZnodeRequests.ok(answer) && results != null && results.size() == 3) {
             requests.node = null; // deleted by the transaction
-            return grant(slot, slotPath, results.get(1).getResultStat(), sentAt, firesBefore);
+            return grant(slot, slotPath, results.get(1).getResultStat(), sentAt);
         }
         int createError = SemaphoreNodes.error(results, 0);
         int deleteError = SemaphoreNodes.error(results, 2);
@@ -292,7 +292,7 @@ final class PermitAcquisition implements ZnodeRequests.Recipe<PermitLease> {
             if (earlier != null) {
                 // Curator sent the transaction again after a lost answer: the first one took the slot
                 requests.node = null;
-                return grant(slot, slotPath, earlier, sentAt, firesBefore);
+                return grant(slot, slotPath, earlier, sentAt);
             }
             return null;
         }
@@ -316,7 +316,7 @@ final class PermitAcquisition implements ZnodeRequests.Recipe<PermitLease> {
         return waiter.equals(SemaphoreNodes.slotWaiter(read.getData())) ? read.getStat() : null;
     }
 
-    private PermitLease grant(int slot, String slotPath, Stat stat, long sentAt, int firesBefore) {
+    private PermitLease grant(int slot, String slotPath, Stat stat, long sentAt) {
         childrenWatch.waiter = null;
         if (stat == null || stat.getEphemeralOwner() != backend.sessionId()) {
             // taken in a session that has ended since: the server deletes the slot with it; queue again
@@ -325,6 +325,6 @@ final class PermitAcquisition implements ZnodeRequests.Recipe<PermitLease> {
         }
         ZooKeeperPermit lease = new ZooKeeperPermit(backend, name, slotPath, slot, stat.getCzxid(),
                 stat.getEphemeralOwner(), evidence);
-        return requests.hold(lease, sentAt, firesBefore);
+        return requests.hold(lease, sentAt);
     }
 }

@@ -38,9 +38,8 @@ import org.slf4j.LoggerFactory;
  * reported its loss first, and the shared layer ignores confirmations after a loss. A node that was
  * already gone when its watch was set is told by that request's own answer, again ahead of the probe's.
  * A lease whose watch fired for another change (its schedule record written) sets it again and is
- * confirmed from the next tick on; one not watching yet (a lock's lease watches through its lock path's
- * children at first, a permit not at all) has its watch set by the tick itself, ahead of the
- * {@code sync}. Requests go on the raw handle, not through Curator, because Curator sends a request
+ * confirmed from the next tick on; one not watching yet (every lease granted since the last tick) has
+ * its watch set by the tick itself, ahead of the {@code sync}. Requests go on the raw handle, not through Curator, because Curator sends a request
  * again after a lost connection, after requests sent later; the raw handle fails every request in
  * flight with the connection instead, and the watches it has set are set again, ahead of anything
  * else, when it reconnects in the same session (a node deleted meanwhile fires then).

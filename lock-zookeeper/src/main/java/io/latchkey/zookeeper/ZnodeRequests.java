@@ -306,19 +306,15 @@ final class ZnodeRequests implements ZooKeeperBackend.Waiter {
     }
 
     /**
-     * Starts a granted lease, releasing it if that fails. The children watch now tells the lease, and if
-     * the children changed since the read that set it ({@code firesBefore}), the lease watches its node.
+     * Starts a granted lease, releasing it if that fails. The session's next probe sets the watch on the
+     * lease's node ({@link SessionProbe}): a lease released before it sends nothing but its delete.
      */
-    <L extends ZooKeeperLease> L hold(L lease, long evidenceAt, int firesBefore) {
+    <L extends ZooKeeperLease> L hold(L lease, long evidenceAt) {
         try {
             lease.start(evidenceAt);
         } catch (RuntimeException e) {
             lease.releaseQuietly();
             throw e;
-        }
-        childrenWatch.holder = lease;
-        if (childrenWatch.fires.get() != firesBefore) {
-            lease.watchNode(); // the children changed since the read that set the watch: it may be spent
         }
         return lease;
     }
@@ -434,15 +430,13 @@ final class ZnodeRequests implements ZooKeeperBackend.Waiter {
     }
 
     /**
-     * The watch the lock path's children reads leave: it costs no request of its own, and it is how a
-     * holder learns at once that its node was deleted behind its back. On its first change after the
-     * grant the holder watches its own node instead ({@link ZooKeeperLease#watchNode}), so later waiters
-     * joining cost it nothing.
+     * The watch a semaphore's children reads leave, for a waiter that waits for the children to change:
+     * it costs no request of its own. A lock's reads leave none: its waiter watches the node ahead of it,
+     * and its holder its own node ({@link ZooKeeperLease#watchFor}).
      */
     static final class ChildrenWatch implements Watcher {
         final AtomicInteger fires = new AtomicInteger();
-        volatile ZooKeeperLease holder;
-        /** A waiter of a semaphore that waits for the children to change: woken by them. */
+        /** The waiting semaphore acquisition, woken by a change. */
         volatile Runnable waiter;
 
         @Override
@@ -451,10 +445,6 @@ final class ZnodeRequests implements ZooKeeperBackend.Waiter {
                 return; // a connection event, not a change
             }
             fires.incrementAndGet();
-            ZooKeeperLease h = holder;
-            if (h != null) {
-                h.watchNode();
-            }
             Runnable w = waiter;
             if (w != null) {
                 w.run();

@@ -28,16 +28,18 @@ import org.slf4j.LoggerFactory;
  * the watches that notice its loss. Thread-safe; {@link #release()} may come from any thread.
  *
  * <p>Evidence: the grant itself is the first ({@link Acquisition} explains why the create's own answer,
- * or for a waiter a {@code sync} ahead of its last children read, proves the session alive after a
- * known send time). Then the backend's one probe of the session confirms every lease that watches its
- * own node ({@link SessionProbe} says why a live session and a watch that has not fired are this
- * lease's evidence), so a client holding many locks sends no request per lock and tick. {@code LOST},
- * or the node's deletion seen by the watch, or a watch that finds the node gone or someone else's,
- * report {@link LeaseEvidence#lost}. The first watch is the one the grant's children read left on the
- * lock path (no request of its own); at its first change, or at the first probe if that comes first,
- * the lease watches its own node with {@code exists} (a permit's grant changes its semaphore's children
- * itself, so a permit's node is watched from the first probe). A watch fires once: a change other than
- * the deletion (its schedule record written) sets it again at once.
+ * or for a waiter that waited long a {@code sync} ahead of its last children read, proves the session
+ * alive after a known send time). Then the backend's one probe of the session confirms every lease
+ * that watches its own node ({@link SessionProbe} says why a live session and a watch that has not fired
+ * are this lease's evidence), so a client holding many locks sends no request per lock and tick.
+ * {@code LOST}, or the node's deletion seen by the watch, or a watch that finds the node gone or someone
+ * else's, report {@link LeaseEvidence#lost}. The watch is set by the first probe after the grant, with
+ * an {@code exists} sent ahead of its {@code sync}, a quarter of the session timeout after the grant at
+ * most: a lock held for less (a contended lock's grants, a short job) costs no request but its create,
+ * its read and its delete, and a node deleted behind the holder's back before that probe (a force
+ * release) is told by that {@code exists}'s answer. Until then the lease's validity rests on the grant's
+ * evidence alone, which no probe extends before the watch is set. A watch fires once: a change
+ * other than the deletion (its schedule record written) sets it again at once.
  */
 class ZooKeeperLease implements BackendLease {
 
@@ -93,7 +95,7 @@ class ZooKeeperLease implements BackendLease {
         log.debug("{} granted: node {}, fencing token (czxid) {}", subject(), node, czxid);
     }
 
-    /** Watches this lease's own node from now on: as the lock path's children changed. */
+    /** Watches this lease's own node again: a change other than its deletion spent the watch. */
     void watchNode() {
         try {
             ZooKeeper zk = backend.client.getZookeeperClient().getZooKeeper();

@@ -31,12 +31,17 @@
  * proof of a live session; the create needs no such protection, and the children read after it can
  * only be stale towards more nodes (every lower node was created before ours, and the follower has
  * applied our create), which makes a waiter wait, never a wrong grant. A waiter granted after waiting
+ * dates its grant from its create too while that is younger than a quarter of the session timeout (a
+ * contended lock's waiters, granted within milliseconds, send no {@code sync}); after a longer wait it
  * takes its proof from one {@code sync} sent just before its last children read, in the same round
- * trip. A held lock is watched first through the watch its children read left (no request of its
- * own), then through an {@code exists} watch on its own node, set once; the client renews all its
- * leases together by one {@code sync} and one {@code exists} every quarter of the session timeout
- * ({@code SessionProbe}): two requests a tick whether it holds one lock or ten thousand, since every
- * lease rides on the one session, and a watch tells a deleted node before the probe's answer.
+ * trip ({@code Acquisition} says why). A held lock's own node is watched with an {@code exists} that the
+ * session's first probe after the grant sets, once: a lock held for less than a quarter of the session
+ * timeout sends nothing more than create, getChildren and delete, as a contended lock's holders do. The
+ * client renews all its leases together by one {@code sync} and one {@code exists} every quarter of the
+ * session timeout ({@code SessionProbe}): two requests a tick whether it holds one lock or ten thousand,
+ * since every lease rides on the one session, and a watch tells a deleted node before the probe's
+ * answer; a node deleted behind its holder's back before the first probe (a force release) is told by
+ * that probe's {@code exists}.
  *
  * <p><b>Waiters and expired sessions.</b> A waiter queued behind a node whose session expired (the
  * holder's process paused or cut off past its session) keeps waiting within its wait: the server

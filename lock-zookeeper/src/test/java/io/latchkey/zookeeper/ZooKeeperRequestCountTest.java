@@ -1,6 +1,7 @@
 package io.latchkey.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.latchkey.DistributedLock;
 import io.latchkey.DistributedSemaphore;
@@ -13,6 +14,10 @@ import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.zookeeper.ZooKeeperServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.curator.framework.CuratorFramework;
@@ -129,6 +134,60 @@ class ZooKeeperRequestCountTest {
                     .isEqualTo(5L * CYCLES);
             assertThat(namespaceCount(server, namespace, "read") - readsBefore).as("reads (getChildren)")
                     .isEqualTo((long) CYCLES);
+        }
+    }
+
+    /**
+     * A hand-over within milliseconds, counted on both sessions. The waiter's grant is dated from its own
+     * create, younger than a quarter of the session timeout, so it sends no {@code sync} before the
+     * children read that grants it; the holder, released before its session's first probe, never watches
+     * its own node, and no lock read leaves a watch that a waiter's create would fire. Each cycle, a
+     * holder of one client holds until a waiter of another client has queued (its node is listed), then
+     * releases; the waiter is granted and releases at once. A session's probe ticks only while it holds a
+     * lease, a quarter of the session timeout after the first: each cycle is checked to end well before.
+     */
+    @Test
+    @DisplayName("a hand-over within milliseconds is 3 requests of the holder's session (create, getChildren, delete)"
+            + " and 5 of the waiter's (create, getChildren, getData that watches the holder, getChildren, delete)")
+    void requestsPerHandOver() throws Exception {
+        ZooKeeperServer server = ZOOKEEPER.get();
+        String namespace = "handover" + System.nanoTime();
+        LockOptions options = LockOptions.builder().lease(BASE.lease()).timeout(BASE.timeout()).namespace(namespace)
+                .build();
+        ZooKeeperBackend holderBackend = ZooKeeperTestSupport.backend(server, options);
+        ZooKeeperBackend waiterBackend = ZooKeeperTestSupport.backend(server, options);
+        try (LockClient holders = LockClients.of("zookeeper", holderBackend, options);
+                LockClient waiters = LockClients.of("zookeeper", waiterBackend, options);
+                CuratorFramework raw = ZooKeeperTestSupport.rawClient(server.connectString())) {
+            String lockPath = holderBackend.lockPath("handed"); // the namespace is its first part
+            raw.create().creatingParentsIfNeeded().forPath(lockPath + "/" + SlotRecord.NODE);
+            long tick = holderBackend.sessionTimeout().toNanos() / 4;
+            long holderSession = holderBackend.client.getZookeeperClient().getZooKeeper().getSessionId();
+            long waiterSession = waiterBackend.client.getZookeeperClient().getZooKeeper().getSessionId();
+            long holderBefore = ZooKeeperTestSupport.lastRequestId(server, holderSession);
+            long waiterBefore = ZooKeeperTestSupport.lastRequestId(server, waiterSession);
+
+            for (int i = 0; i < CYCLES; i++) {
+                long start = System.nanoTime();
+                Lease held = holders.lock("handed").tryLock(Duration.ZERO).orElseThrow();
+                CompletableFuture<Optional<Lease>> waiting = waiters.lock("handed").tryLockAsync(BASE.lease());
+                await().atMost(BASE.timeout()).pollInterval(Duration.ofMillis(1)).until(() -> raw.getChildren()
+                        .forPath(lockPath).stream().filter(n -> n.contains("lock-")).count() == 2);
+                held.close();
+                try (Lease granted = waiting.get(BASE.timeout().toMillis(), TimeUnit.MILLISECONDS).orElseThrow()) {
+                    assertThat(granted.isValid()).isTrue();
+                    assertThat(granted.fencingToken()).isGreaterThan(held.fencingToken());
+                }
+                assertThat(System.nanoTime() - start).as("cycle %d, in ns: these counts hold for cycles shorter than"
+                        + " a probe's tick (%d ns)", i, tick).isLessThan(tick);
+            }
+
+            assertThat(List.of(holderBackend, waiterBackend)).as("the sessions, unchanged").map(b -> b.sessionId())
+                    .containsExactly(holderSession, waiterSession);
+            assertThat(ZooKeeperTestSupport.lastRequestId(server, holderSession) - holderBefore)
+                    .as("requests of the holders' session for %d hand-overs", CYCLES).isEqualTo(3L * CYCLES);
+            assertThat(ZooKeeperTestSupport.lastRequestId(server, waiterSession) - waiterBefore)
+                    .as("requests of the waiters' session for %d hand-overs", CYCLES).isEqualTo(5L * CYCLES);
         }
     }
 
