@@ -249,8 +249,8 @@ final class ZooKeeperBackend implements SemaphoreBackend, ReadWriteBackend {
         Set<ZooKeeperLease> leases = probe.leases();
         if (state == ConnectionState.SUSPENDED && !leases.isEmpty()) {
             log.warn("connection to zookeeper suspended; {} under {} stay valid at most until their validity"
-                    + " deadline unless the connection comes back", leases.stream().map(ZooKeeperLease::subject)
-                    .sorted().collect(java.util.stream.Collectors.joining(", ")), basePath);
+                    + " deadline unless the connection comes back", listed(leases.stream().map(ZooKeeperLease::subject)
+                    .sorted().toList()), basePath);
         }
         if (state == ConnectionState.LOST) {
             for (ZooKeeperLease lease : leases) {
@@ -262,6 +262,17 @@ final class ZooKeeperBackend implements SemaphoreBackend, ReadWriteBackend {
         for (Waiter a : waiting) {
             a.wake();
         }
+    }
+
+    /** How many leases a log line names; a client may hold thousands. */
+    static final int LISTED = 10;
+
+    /** The first {@link #LISTED} of {@code subjects}, and how many more there are. */
+    static String listed(List<String> subjects) {
+        if (subjects.size() <= LISTED) {
+            return String.join(", ", subjects);
+        }
+        return String.join(", ", subjects.subList(0, LISTED)) + " and " + (subjects.size() - LISTED) + " more";
     }
 
     /** Maps a failure of a ZooKeeper call about a lock to the exception the caller gets. */

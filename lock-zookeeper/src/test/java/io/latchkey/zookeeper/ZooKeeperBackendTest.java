@@ -160,6 +160,16 @@ class ZooKeeperBackendTest {
     }
 
     @Test
+    @DisplayName("the warning at a suspended connection names at most 10 leases and counts the rest")
+    void suspendedWarningNamesTenLeases() {
+        List<String> ten = java.util.stream.IntStream.range(0, 10).mapToObj(i -> "lock 'n" + i + "'").toList();
+        assertThat(ZooKeeperBackend.listed(ten)).isEqualTo(String.join(", ", ten));
+        List<String> many = java.util.stream.IntStream.range(0, 10_000).mapToObj(i -> "lock 'n" + i + "'").toList();
+        assertThat(ZooKeeperBackend.listed(many)).isEqualTo(String.join(", ", ten) + " and 9990 more");
+        assertThat(ZooKeeperBackend.listed(List.of())).isEmpty();
+    }
+
+    @Test
     @DisplayName("Latchkey's read-write locks and Curator's InterProcessReadWriteLock on the same path: readers share, writers exclude")
     void curatorReadWriteLockOnTheSamePath() throws Exception {
         String name = "curator-rw-" + System.nanoTime();
