@@ -25,6 +25,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -144,10 +145,10 @@ final class EtcdSemaphores {
         // made on the acquiring thread for each put: its at= is the moment of the request that grants
         ByteSequence value = EtcdLockBackend.bytes(permits + " " + session.idString() + "-"
                 + Long.toHexString(EtcdLockBackend.KEYS.incrementAndGet()) + " " + backend.holderText());
-        String what = "taking slot key '" + key.toString(StandardCharsets.UTF_8) + "'";
+        Supplier<String> what = () -> "taking slot key '" + key.toString(StandardCharsets.UTF_8) + "'"; // for failures only
         TxnResponse r;
         try {
-            r = backend.callSettled(name, () -> backend.semaphoreSubject(name), () -> what, backend.client().getKVClient()
+            r = backend.callSettled(name, () -> backend.semaphoreSubject(name), what, backend.client().getKVClient()
                     .txn()
                     .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                     .Then(Op.put(key, value, PutOption.builder().withLeaseId(session.id()).build()), Op.get(prefix, all))
@@ -159,7 +160,7 @@ final class EtcdSemaphores {
                 session.fail("etcd no longer knows lease " + session.idString() + " (NOT_FOUND): it expired or was"
                         + " revoked", e.getCause());
                 throw new EtcdQueue.LeaseGone(name, backend.semaphoreSubject(name) + "etcd no longer knew the lease of"
-                        + " this client when " + what + "; trying again on a new lease", e.getCause());
+                        + " this client when " + what.get() + "; trying again on a new lease", e.getCause());
             }
             forget(name, session, key, value, e instanceof LockBackendUnavailableException);
             throw e;
