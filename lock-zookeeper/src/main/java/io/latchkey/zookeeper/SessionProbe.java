@@ -39,10 +39,11 @@ import org.slf4j.LoggerFactory;
  * already gone when its watch was set is told by that request's own answer, again ahead of the probe's.
  * A lease whose watch fired for another change (its schedule record written) sets it again and is
  * confirmed from the next tick on; one not watching yet (every lease granted since the last tick) has
- * its watch set by the tick itself, ahead of the {@code sync}. Requests go on the raw handle, not through Curator, because Curator sends a request
- * again after a lost connection, after requests sent later; the raw handle fails every request in
- * flight with the connection instead, and the watches it has set are set again, ahead of anything
- * else, when it reconnects in the same session (a node deleted meanwhile fires then).
+ * its watch set by the tick itself, ahead of the {@code sync}. Requests go on the raw handle, not
+ * through Curator, because Curator sends a request again after a lost connection, after requests sent
+ * later; the raw handle fails every request in flight with the connection instead, and the watches
+ * it has set are set again, ahead of anything else, when it reconnects in the same session (a node
+ * deleted meanwhile fires then).
  *
  * <p>{@code SUSPENDED} stops the evidence (the probe is not answered), so the validity deadline counts
  * down from the last answer; {@code RECONNECTED} probes at once.
