@@ -59,8 +59,7 @@ class ZooKeeperRequestCountTest {
     void threeRequestsPerLockAndUnlock() throws Exception {
         ZooKeeperServer server = ZOOKEEPER.get();
         String namespace = "count" + System.nanoTime();
-        LockOptions options = LockOptions.builder().lease(BASE.lease()).timeout(BASE.timeout()).namespace(namespace)
-                .build();
+        LockOptions options = BASE.toBuilder().namespace(namespace).build();
         ZooKeeperBackend backend = ZooKeeperTestSupport.backend(server, options);
         try (LockClient client = LockClients.of("zookeeper", backend, options);
                 CuratorFramework raw = ZooKeeperTestSupport.rawClient(server.connectString())) {
@@ -97,8 +96,7 @@ class ZooKeeperRequestCountTest {
     void fourRequestsPerPermit() throws Exception {
         ZooKeeperServer server = ZOOKEEPER.get();
         String namespace = "semcount" + System.nanoTime();
-        LockOptions options = LockOptions.builder().lease(BASE.lease()).timeout(BASE.timeout()).namespace(namespace)
-                .build();
+        LockOptions options = BASE.toBuilder().namespace(namespace).build();
         ZooKeeperBackend backend = ZooKeeperTestSupport.backend(server, options);
         try (LockClient client = LockClients.of("zookeeper", backend, options);
                 CuratorFramework raw = ZooKeeperTestSupport.rawClient(server.connectString())) {
@@ -152,8 +150,7 @@ class ZooKeeperRequestCountTest {
     void requestsPerHandOver() throws Exception {
         ZooKeeperServer server = ZOOKEEPER.get();
         String namespace = "handover" + System.nanoTime();
-        LockOptions options = LockOptions.builder().lease(BASE.lease()).timeout(BASE.timeout()).namespace(namespace)
-                .build();
+        LockOptions options = BASE.toBuilder().namespace(namespace).build();
         ZooKeeperBackend holderBackend = ZooKeeperTestSupport.backend(server, options);
         ZooKeeperBackend waiterBackend = ZooKeeperTestSupport.backend(server, options);
         try (LockClient holders = LockClients.of("zookeeper", holderBackend, options);
