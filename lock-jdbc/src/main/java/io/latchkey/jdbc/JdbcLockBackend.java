@@ -174,7 +174,7 @@ final class JdbcLockBackend implements SemaphoreBackend, ReadWriteBackend {
     }
 
     private <L extends RowLease> L granted(L lease, long sentAt) {
-        lease.evidence.confirmed(sentAt, Duration.ofMillis(leaseMillis));
+        lease.confirmed(sentAt, leaseMillis);
         renewer.add(lease);
         return lease;
     }

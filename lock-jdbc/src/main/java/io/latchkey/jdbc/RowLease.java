@@ -21,6 +21,8 @@ abstract class RowLease implements BackendLease {
     final long token;
     final LeaseEvidence evidence;
     private final AtomicBoolean ended = new AtomicBoolean();
+    /** The send time of the last statement that confirmed the grant: the {@link Renewer} renews the stalest first. */
+    private volatile long confirmedAt;
 
     RowLease(JdbcLockBackend backend, char kind, String name, String owner, long token, LeaseEvidence evidence) {
         this.backend = backend;
@@ -34,6 +36,16 @@ abstract class RowLease implements BackendLease {
     @Override
     public long fencingToken() {
         return token;
+    }
+
+    /** Confirms the grant from a statement sent at {@code sentAt} that wrote the row for {@code leaseMillis}. */
+    void confirmed(long sentAt, long leaseMillis) {
+        confirmedAt = sentAt;
+        evidence.confirmed(sentAt, java.time.Duration.ofMillis(leaseMillis));
+    }
+
+    long confirmedAt() {
+        return confirmedAt;
     }
 
     /** The key its waiters wait under: a semaphore's, or a read-write lock's, for its holder rows. */
