@@ -2,6 +2,7 @@ package io.latchkey.jdbc;
 
 import io.latchkey.spi.BackendLease;
 import io.latchkey.spi.LeaseEvidence;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -41,7 +42,7 @@ abstract class RowLease implements BackendLease {
     /** Confirms the grant from a statement sent at {@code sentAt} that wrote the row for {@code leaseMillis}. */
     void confirmed(long sentAt, long leaseMillis) {
         confirmedAt = sentAt;
-        evidence.confirmed(sentAt, java.time.Duration.ofMillis(leaseMillis));
+        evidence.confirmed(sentAt, Duration.ofMillis(leaseMillis));
     }
 
     long confirmedAt() {

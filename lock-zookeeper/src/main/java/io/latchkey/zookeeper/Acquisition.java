@@ -278,19 +278,13 @@ final class Acquisition implements ZnodeRequests.Recipe<BackendLease> {
         return now - evidenceAt > backend.sessionTimeout().toNanos() / 4;
     }
 
-    /** A {@code sync} and then the children, in one round trip: ZooKeeper answers a session's requests in order. */
+    /** A {@code sync} and then the children, in one round trip ({@link ZnodeRequests#syncedChildren}). */
     private List<String> syncedChildren() throws KeeperException, InterruptedException {
-        CompletableFuture<CuratorEvent> synced = ZnodeRequests.send(cb -> backend.client.sync().inBackground(cb)
-                .forPath(lockPath));
-        CompletableFuture<CuratorEvent> read = ZnodeRequests.send(cb -> backend.client.getChildren().inBackground(cb)
-                .forPath(lockPath));
-        CuratorEvent s = requests.await(synced, "read the queue of");
-        if (!ZnodeRequests.ok(s) && ZnodeRequests.code(s) != KeeperException.Code.NONODE) {
-            throw KeeperException.create(ZnodeRequests.code(s), lockPath);
+        CuratorEvent read = requests.syncedChildren(lockPath, "read the queue of");
+        if (read == null) {
+            throw KeeperException.create(KeeperException.Code.NONODE, lockPath);
         }
-        CuratorEvent r = requests.await(read, "read the queue of");
-        ZnodeRequests.check(r);
-        return r.getChildren();
+        return read.getChildren();
     }
 
     /** The lock node just below {@code ours} in sequence order, or {@code null} if ours is the lowest. */
