@@ -6,32 +6,57 @@ import static io.latchkey.redis.RedisErrors.translate;
 
 import io.latchkey.spi.Deadline;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.redisson.api.RFuture;
+import org.redisson.api.RScript;
 import org.redisson.api.RTopic;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.listener.BaseStatusListener;
 import org.redisson.client.codec.StringCodec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The acquire loop that locks and semaphores share: grant attempts, each bounded and undone when given up,
  * the waiter queue beside the lock or semaphore, and the wake-ups a release sends on its wake channel.
  * What is contended for, and how an attempt is sent and undone, is a {@link Contention} of the backend's.
  *
- * <p>Thread-safe: it holds the client and the timeout only; an acquire's queue entry and subscription are its own.
+ * <p>A client's waiters under one lock or semaphore share one subscription, which outlives them by a
+ * {@code timeout} ({@link #subscribe}).
+ *
+ * <p>Thread-safe: it holds the client, the timeout and the client's wake channels; an acquire's queue entry is
+ * its own.
  */
 final class RedisContender {
 
+    private static final Logger log = LoggerFactory.getLogger(RedisContender.class);
+
     private final RedissonClient redisson;
     private final Duration timeout;
+    /** Runs the sweep of the channels nobody waits on. */
+    private final ScheduledExecutorService sweeper;
+    /** The wake channels this client listens on, by name; guarded by itself. */
+    private final Map<String, Channel> channels = new HashMap<>();
+    private boolean sweepPlanned; // guarded by channels
+    /** The number of {@link #channels}, read without the lock: none, and an acquire looks for none. */
+    private volatile int kept;
 
-    RedisContender(RedissonClient redisson, Duration timeout) {
+    RedisContender(RedissonClient redisson, Duration timeout, ScheduledExecutorService sweeper) {
         this.redisson = redisson;
         this.timeout = timeout;
+        this.sweeper = sweeper;
     }
 
     /**
@@ -44,13 +69,17 @@ final class RedisContender {
         final String where;
         final String waitersKey;
         final String wakeChannel;
+        /** Whether a release wakes the first waiter that listens ({@link RedisScripts#wakeFirstListening}). */
+        final boolean wakesFirstListening;
 
-        Contention(String subject, String name, String where, String waitersKey, String wakeChannel) {
+        Contention(String subject, String name, String where, String waitersKey, String wakeChannel,
+                boolean wakesFirstListening) {
             this.subject = subject;
             this.name = name;
             this.where = where;
             this.waitersKey = waitersKey;
             this.wakeChannel = wakeChannel;
+            this.wakesFirstListening = wakesFirstListening;
         }
 
         /** One grant script: {token, PTTL, ...} when granted, {-1, PTTL of the holder to wait for, ...} when not. */
@@ -85,11 +114,15 @@ final class RedisContender {
      */
     Granted contend(Contention c, String field, Deadline deadline) throws InterruptedException {
         Deadline end = deadline.callBound(timeout);
-        Waiter waiter = null;
+        long queueFor = deadline.hasPassed() ? -1 : Math.max(1, deadline.remainingMillis());
+        // On this client's channel before the first attempt queues it, if the client has one: the client then
+        // never takes the entry for one left behind, and if the channel was subscribed already, hears from
+        // the start every release that names it.
+        Waiter waiter = queueFor > 0 ? join(c, field, false) : null;
+        boolean listening = waiter != null && waiter.channel.confirmed();
         try {
-            // Queued by the first attempt already if there is a wait: a release between that attempt and the
-            // subscription is caught by the attempt that follows the subscription.
-            long queueFor = deadline.hasPassed() ? -1 : Math.max(1, deadline.remainingMillis());
+            // Else queued by the first attempt already if there is a wait: a release between that attempt and
+            // the subscription is caught by the attempt that follows the subscription.
             while (true) {
                 if (waiter != null) {
                     waiter.wake.drainPermits(); // a wake-up from now on is news for the attempt below or a later one
@@ -108,8 +141,12 @@ final class RedisContender {
                 if (queueFor <= 0) {
                     return null; // not queued (no wait), or left the queue (the wait is over)
                 }
-                if (waiter == null) {
-                    waiter = subscribe(c, field, end);
+                if (!listening) {
+                    if (waiter == null) {
+                        waiter = join(c, field, true);
+                    }
+                    awaitSubscribed(c, waiter, end);
+                    listening = true;
                 } else {
                     // woken by a release naming this owner, else at the holder key's expiry or the end of the wait
                     long sleep = deadline.remainingMillis();
@@ -174,37 +211,14 @@ final class RedisContender {
         }
     }
 
-    /**
-     * Listens on this owner's own wake channel ({@link RedisKeys#wakeChannel(String, String)}). Redisson
-     * subscribes its channels again after it reconnects (a restart of the server), so a waiter stays
-     * reachable across a restart.
-     *
-     * <p>A channel per waiter, not one per lock with the owner in the message, because a release must know
-     * whether the waiter it names still listens: an entry can outlive its waiter in the queue (a waiter
-     * whose attempt failed while the server was unreachable could not leave it), and a release that woke
-     * such an entry woke nobody, leaving the live waiters to their own timers. {@code PUBLISH} answers how
-     * many clients received the message, so the release scripts go down the queue to the first waiter
-     * that hears it and drop the entries nobody listens to.
-     */
-    private Waiter subscribe(Contention c, String field, Deadline end) throws InterruptedException {
+    /** Waits, bounded, until the server confirmed the subscription of {@code waiter}'s channel. */
+    private void awaitSubscribed(Contention c, Waiter waiter, Deadline end) throws InterruptedException {
         long sentAt = System.nanoTime();
         long bound = bound(end);
-        Waiter waiter = new Waiter(redisson.getTopic(RedisKeys.wakeChannel(c.wakeChannel, field), StringCodec.INSTANCE));
-        RFuture<Integer> f = waiter.topic.addListenerAsync(String.class, (channel, message) -> waiter.wake.release());
-        // After a reconnect Redisson subscribes again, but a release published before that is not heard:
-        // the waiter tries once more when the channel is subscribed again, as it did after its first subscription.
-        waiter.topic.addListenerAsync(new BaseStatusListener() {
-            @Override
-            public void onSubscribe(String channel) {
-                waiter.wake.release();
-            }
-        }).thenAccept(waiter::statusListener);
         String action = "while subscribing to the wake-ups of " + c.subject;
         try {
-            waiter.listener = f.toCompletableFuture().get(bound, TimeUnit.NANOSECONDS);
-            return waiter;
+            waiter.channel.subscribed.get(bound, TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
             waiter.close();
             throw orPaused(didNotAnswer(c.name, c.where, action, timeout, e), c.name, c.subject, c.where,
                     action, sentAt, bound);
@@ -213,45 +227,215 @@ final class RedisContender {
             throw orPaused(translate(c.name, c.where, action, timeout, e), c.name, c.subject, c.where, action,
                     sentAt, bound);
         } catch (InterruptedException e) {
-            f.thenAccept(id -> waiter.topic.removeListenerAsync(id));
             waiter.close();
             throw e;
         }
     }
 
     /**
-     * A waiting acquire's subscription: one permit per release that named its owner, and one each time
-     * the channel is subscribed again after a reconnect.
+     * Adds {@code field} to this client's channel for {@code c}, subscribing it if {@code create} and the
+     * client has none (or its subscription failed); null if it has none and not {@code create}.
+     *
+     * <p>The channel is this client's wake channel of what it contends for ({@link RedisKeys#clientWakeChannel}),
+     * on which a release names the owner field of the waiter it wakes. The client's waiters there share
+     * one subscription, as Redisson's lock waiters share their lock's channel: the first to wait subscribes,
+     * and the next ones add themselves without a round trip. Where a release wakes the first waiter that
+     * listens (a lock, a semaphore), the subscription stays a {@code timeout} after its last waiter is done,
+     * so a client whose threads take turns at a contended lock does not subscribe and unsubscribe for most
+     * of its waits; a read-write lock's waiters unsubscribe as the last one is done. Redisson subscribes its
+     * channels again after it reconnects (a restart of the server), so a waiter stays reachable across a
+     * restart.
+     *
+     * <p>A channel per client, not one per lock, because a release must know whether a waiter it names
+     * still listens: an entry can outlive its waiter in the queue (a waiter whose attempt failed while the
+     * server was unreachable could not leave it), and a release that woke such an entry woke nobody, leaving
+     * the live waiters to their own timers. {@code PUBLISH} answers how many clients received the message,
+     * so the release scripts go down the queue to the first entry whose client listens and drop the entries
+     * nobody listens to. An acquire joins its client's channel before the attempt that queues it whenever
+     * the client has that channel, and leaves it after its last attempt, so a field that a channel with no
+     * waiters hears is an entry whose acquire is over: one it left behind, or one its grant took out since.
+     * The client then drops the entry and wakes the next waiter that listens ({@link RedisScripts#PASS_ON},
+     * a no-op for an entry already gone), so that a subscription kept after its waiters loses no release.
+     * A field that a channel with waiters hears but none of them has wakes them all, and they try again.
      */
-    private static final class Waiter {
-        final RTopic topic;
-        final Semaphore wake = new Semaphore(0);
-        volatile Integer listener;
-        private Integer status; // guarded by this
-        private boolean closed; // guarded by this
+    private Waiter join(Contention c, String field, boolean create) {
+        if (kept == 0 && !create) {
+            return null;
+        }
+        String name = RedisKeys.clientWakeChannel(c.wakeChannel, field);
+        synchronized (channels) {
+            Channel channel = channels.get(name);
+            if (channel == null || channel.subscribed.isCompletedExceptionally()) {
+                if (!create) {
+                    return null;
+                }
+                if (channel != null) {
+                    channel.unsubscribe();
+                }
+                channel = new Channel(name, c);
+                channels.put(name, channel);
+                kept = channels.size();
+            }
+            Waiter waiter = new Waiter(channel, field);
+            channel.waiters.put(field, waiter.wake);
+            return waiter;
+        }
+    }
 
-        Waiter(RTopic topic) {
-            this.topic = topic;
+    /** A channel with no waiter left: dropped at once, or kept a {@code timeout} for the next waiter. */
+    private void idle(Channel channel) {
+        List<Channel> gone = new ArrayList<>();
+        synchronized (channels) {
+            if (!channel.waiters.isEmpty() || channels.get(channel.name) != channel) {
+                return;
+            }
+            if (channel.lingers && !channel.subscribed.isCompletedExceptionally()) {
+                planSweep();
+                return;
+            }
+            channels.remove(channel.name);
+            kept = channels.size();
+            gone.add(channel);
+        }
+        gone.forEach(Channel::unsubscribe);
+    }
+
+    /** Guarded by {@link #channels}. */
+    private void planSweep() {
+        if (sweepPlanned) {
+            return;
+        }
+        try {
+            sweeper.schedule(this::sweep, timeout.toNanos(), TimeUnit.NANOSECONDS);
+            sweepPlanned = true;
+        } catch (RejectedExecutionException e) {
+            // the backend is closing: close() drops the channels
+        }
+    }
+
+    /** Unsubscribes the channels nobody waited on for a {@code timeout}. */
+    private void sweep() {
+        List<Channel> gone = new ArrayList<>();
+        synchronized (channels) {
+            sweepPlanned = false;
+            long now = System.nanoTime();
+            boolean idleLeft = false;
+            for (Iterator<Channel> it = channels.values().iterator(); it.hasNext();) {
+                Channel channel = it.next();
+                if (!channel.waiters.isEmpty()) {
+                    continue;
+                }
+                if (now - channel.idleSince >= timeout.toNanos() || channel.subscribed.isCompletedExceptionally()) {
+                    it.remove();
+                    gone.add(channel);
+                } else {
+                    idleLeft = true;
+                }
+            }
+            kept = channels.size();
+            if (idleLeft) {
+                planSweep();
+            }
+        }
+        gone.forEach(Channel::unsubscribe);
+    }
+
+    /** Unsubscribes every channel: the backend closes. */
+    void close() {
+        List<Channel> gone;
+        synchronized (channels) {
+            gone = new ArrayList<>(channels.values());
+            channels.clear();
+            kept = 0;
+        }
+        gone.forEach(Channel::unsubscribe);
+    }
+
+    /**
+     * One wake channel of this client: its waiters' wake-ups by owner field, released by the messages that
+     * name them, and all of them each time the channel is subscribed again after a reconnect.
+     */
+    private final class Channel {
+        final String name;
+        final RTopic topic;
+        final boolean lingers;
+        final String waitersKey;
+        final String wakeChannel;
+        final Map<String, Semaphore> waiters = new ConcurrentHashMap<>();
+        /** Completes once the server confirmed the subscription. */
+        final CompletableFuture<Integer> subscribed;
+        final CompletableFuture<Integer> status;
+        /** When its last waiter was done; valid while it has none. */
+        volatile long idleSince = System.nanoTime();
+        /** Out of {@link #channels}: what it hears is no longer passed on. */
+        volatile boolean closed;
+
+        Channel(String name, Contention c) {
+            this.name = name;
+            this.topic = redisson.getTopic(name, StringCodec.INSTANCE);
+            this.lingers = c.wakesFirstListening;
+            this.waitersKey = c.waitersKey;
+            this.wakeChannel = c.wakeChannel;
+            this.subscribed = topic.addListenerAsync(String.class, (channel, message) -> heard(message)).toCompletableFuture();
+            // After a reconnect Redisson subscribes again, but a release published before that is not heard:
+            // the waiters try once more when the channel is subscribed again, as each did after its subscription.
+            this.status = topic.addListenerAsync(new BaseStatusListener() {
+                @Override
+                public void onSubscribe(String channel) {
+                    waiters.values().forEach(Semaphore::release);
+                }
+            }).toCompletableFuture();
         }
 
-        synchronized void statusListener(Integer id) {
-            if (closed) {
-                topic.removeListenerAsync(id);
-            } else {
-                status = id;
+        private void heard(String field) {
+            Semaphore wake = waiters.get(field);
+            if (wake != null) {
+                wake.release();
+            } else if (!waiters.isEmpty()) {
+                waiters.values().forEach(Semaphore::release); // an entry this client left behind: its waiters try again
+            } else if (lingers && !closed) {
+                passOn(field);
             }
+        }
+
+        /** Drops {@code field}'s entry, which no waiter of this client has, and wakes the next waiter that listens. */
+        private void passOn(String field) {
+            redisson.getScript(StringCodec.INSTANCE).evalAsync(waitersKey, RScript.Mode.READ_WRITE, RedisScripts.PASS_ON,
+                    RScript.ReturnType.LONG, List.of(waitersKey, wakeChannel), field)
+                    .whenComplete((r, e) -> {
+                        if (e != null) {
+                            log.debug("passing on the wake-up of an entry left in {} failed", waitersKey, e);
+                        }
+                    });
+        }
+
+        /** Whether the server confirmed the subscription. */
+        boolean confirmed() {
+            return subscribed.isDone() && !subscribed.isCompletedExceptionally();
+        }
+
+        void unsubscribe() {
+            closed = true;
+            subscribed.thenAccept(topic::removeListenerAsync); // Redisson unsubscribes when the last listener goes
+            status.thenAccept(topic::removeListenerAsync);
+        }
+    }
+
+    /** A waiting acquire's place on its channel: one permit per release that named its owner. */
+    private final class Waiter {
+        final Channel channel;
+        final String field;
+        final Semaphore wake = new Semaphore(0);
+
+        Waiter(Channel channel, String field) {
+            this.channel = channel;
+            this.field = field;
         }
 
         void close() {
-            Integer id = listener;
-            if (id != null) {
-                topic.removeListenerAsync(id); // Redisson unsubscribes when the channel's last listener goes
-            }
-            synchronized (this) {
-                closed = true;
-                if (status != null) {
-                    topic.removeListenerAsync(status);
-                }
+            if (channel.waiters.remove(field, wake) && channel.waiters.isEmpty()) {
+                channel.idleSince = System.nanoTime();
+                idle(channel);
             }
         }
     }

@@ -142,11 +142,20 @@ final class RedisKeys {
     }
 
     /**
-     * The wake channel of one waiter, {@code owner} its owner field: the lock's, semaphore's or read-write
-     * lock's wake channel, a colon and the field, so that it keeps their hash tag.
+     * A wake channel under the lock's, semaphore's or read-write lock's {@code channel}: the channel, a colon
+     * and {@code suffix}, so that it keeps their hash tag.
      */
-    static String wakeChannel(String channel, String owner) {
-        return channel + ":" + owner;
+    static String wakeChannel(String channel, String suffix) {
+        return channel + ":" + suffix;
+    }
+
+    /**
+     * The channel on which a client's waiters under {@code channel} listen, {@code owner} the owner field of
+     * one of them: the field up to its last colon, that is the client's id (after a read-write lock's mode),
+     * as {@link RedisScripts#WAKE} names it.
+     */
+    static String clientWakeChannel(String channel, String owner) {
+        return wakeChannel(channel, owner.substring(0, owner.lastIndexOf(':')));
     }
 
     /** The channel on which a release of a permit names the one waiter it wakes. */

@@ -146,7 +146,7 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
                 DaemonThreads.factory("latchkey-redis-" + INSTANCES.incrementAndGet() + "-check"));
         this.checker.setRemoveOnCancelPolicy(true);
         this.renewals = new RedisRenewals(this, checker, TimeUnit.MILLISECONDS.toNanos(checkPeriodMillis));
-        this.contender = new RedisContender(redisson, timeout);
+        this.contender = new RedisContender(redisson, timeout, checker);
         this.stamp = new HolderStamp(options);
     }
 
@@ -227,7 +227,7 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
         long owner = OWNERS.decrementAndGet();
         String holder = stamp.forCurrentThread();
         Contention lock = new Contention("lock '" + lockName + "'", lockName, where(lockName), waitersKey(key),
-                wakeChannel(key)) {
+                wakeChannel(key), true) {
             @Override
             RFuture<List<Long>> send(String field, long queueFor) {
                 // With replicas Redisson follows the script with WAIT (checkLockSyncedSlaves), as it did for RFencedLock.
@@ -365,7 +365,7 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
         long owner = OWNERS.decrementAndGet();
         String holder = stamp.forCurrentThread();
         Contention semaphore = new Contention("a permit of semaphore '" + name + "'", name, whereSemaphore(name),
-                semaphoreWaitersKey(tag), semaphoreWakeChannel(tag)) {
+                semaphoreWaitersKey(tag), semaphoreWakeChannel(tag), true) {
             @Override
             RFuture<List<Long>> send(String field, long queueFor) {
                 // With replicas Redisson follows the script with WAIT (checkLockSyncedSlaves), as for a lock.
@@ -443,6 +443,7 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
     @Override
     public void close() {
         checker.shutdownNow();
+        contender.close();
         try {
             checker.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {

@@ -57,10 +57,10 @@ final class RedisReadWrite {
      * a writer still waits, which they stay behind: what a writer that leaves the queue owes the readers
      * it held back.
      */
-    static final String READERS_BEHIND_NO_WRITER = "local w = false; "
+    static final String READERS_BEHIND_NO_WRITER = RedisScripts.WAKE + "local w = false; "
             + "for _, f in ipairs(redis.call('zrange', KEYS[4], 0, -1)) do if string.sub(f, 1, 1) == 'w' then w = true end end; "
             + "if not w then for _, f in ipairs(redis.call('zrange', KEYS[4], 0, -1)) do "
-            + "redis.call('publish', KEYS[5] .. ':' .. f, f) end end; ";
+            + "wake(KEYS[5], f) end end; ";
 
     /**
      * A waiter leaving the queue after an error or an interrupt. KEYS: readers, writer, token counter
@@ -122,8 +122,8 @@ final class RedisReadWrite {
      * If the owner holds (the writer key's value is its grant or the owner field alone, as an older Latchkey
      * wrote it; or a reader's entry is its grant, or, the grant unknown, begins with the owner field and a
      * space, which only this undo looks for among all the readers), removes it and, if nobody holds any
-     * more, wakes on their own channels the first waiting writer that listens, or else every waiting reader,
-     * dropping the entries nobody listens to (as {@link RedisScripts#WAKE_FIRST_LISTENING}); returns 1. Else
+     * more, wakes on their clients' channels the first waiting writer that listens, or else every waiting reader,
+     * dropping the entries nobody listens to (as {@link RedisScripts#wakeFirstListening}); returns 1. Else
      * returns 0 and touches nothing.
      */
     static final String RELEASE = RedisScripts.EFFECTS
@@ -139,11 +139,11 @@ final class RedisReadWrite {
             + "redis.call('zremrangebyscore', KEYS[1], '-inf', now); "
             + "if redis.call('exists', KEYS[2]) == 1 or redis.call('zcard', KEYS[1]) > 0 then return 1 end; "
             + "redis.call('zremrangebyscore', KEYS[3], '-inf', '(' .. now); "
-            + "local q = redis.call('zrange', KEYS[3], 0, -1); "
+            + "local q = redis.call('zrange', KEYS[3], 0, -1); " + RedisScripts.WAKE
             + "for _, f in ipairs(q) do if string.sub(f, 1, 1) == 'w' then "
-            + "if redis.call('publish', KEYS[4] .. ':' .. f, f) > 0 then return 1 end; "
+            + "if wake(KEYS[4], f) then return 1 end; "
             + "redis.call('zrem', KEYS[3], f) end end; "
-            + "for _, f in ipairs(q) do if string.sub(f, 1, 1) == 'r' and redis.call('publish', KEYS[4] .. ':' .. f, f) == 0 "
+            + "for _, f in ipairs(q) do if string.sub(f, 1, 1) == 'r' and not wake(KEYS[4], f) "
             + "then redis.call('zrem', KEYS[3], f) end end; "
             + "return 1";
 
@@ -188,7 +188,7 @@ final class RedisReadWrite {
         String field = (write ? "w:" : "r:") + backend.field(owner);
         String holder = backend.stamp.forCurrentThread();
         Contention mode = new Contention(subject, name, describe(name) + " on " + backend.server(),
-                readWriteWaitersKey(tag), readWriteWakeChannel(tag)) {
+                readWriteWaitersKey(tag), readWriteWakeChannel(tag), false) {
             @Override
             RFuture<List<Long>> send(String f, long queueFor) {
                 String key = readersKey(tag);

@@ -83,18 +83,39 @@ final class RedisScripts {
     }
 
     /**
-     * Lua: goes down the waiter queue KEYS[2] in order and publishes on each waiter's own channel
-     * (KEYS[3], a colon, its owner field) until one client hears it; drops the entries nobody heard, waiters
+     * Lua: the function {@code wake(c, f)}, which publishes queue entry {@code f} on its client's channel
+     * under wake channel {@code c} (c, a colon and f up to its last colon: {@link RedisKeys#clientWakeChannel})
+     * and returns whether a client heard it; if none did, on the entry's own channel (c, a colon and f), where
+     * a waiter of an older Latchkey listens.
+     */
+    static final String WAKE = "local function wake(c, f) "
+            + "return redis.call('publish', c .. ':' .. string.match(f, '^(.*):'), f) > 0 "
+            + "or redis.call('publish', c .. ':' .. f, f) > 0 end; ";
+
+    /**
+     * Lua: goes down the waiter queue {@code queue} in order and publishes each entry on its client's channel
+     * under {@code channel} ({@link #WAKE}) until one client hears it; drops the entries nobody heard, waiters
      * gone without leaving the queue. Wakes one waiter that listens, or none if none does.
      */
-    static final String WAKE_FIRST_LISTENING = "for _, f in ipairs(redis.call('zrange', KEYS[2], 0, -1)) do "
-            + "if redis.call('publish', KEYS[3] .. ':' .. f, f) > 0 then break end; "
-            + "redis.call('zrem', KEYS[2], f) end; ";
+    static String wakeFirstListening(String queue, String channel) {
+        return WAKE + "for _, f in ipairs(redis.call('zrange', " + queue + ", 0, -1)) do "
+                + "if wake(" + channel + ", f) then break end; "
+                + "redis.call('zrem', " + queue + ", f) end; ";
+    }
+
+    /**
+     * A client that heard a wake-up for an entry none of its waiters has (one it left behind) and has no
+     * waiter on that channel: KEYS: the waiter queue, the wake channel; ARGV: the entry. If the entry is
+     * still queued, drops it and wakes the next waiter that listens ({@link #wakeFirstListening}), so that
+     * the release that named it wakes somebody; returns 1. Else (the entry left the queue since) returns 0.
+     */
+    static final String PASS_ON = "if redis.call('zrem', KEYS[1], ARGV[1]) == 0 then return 0 end; "
+            + wakeFirstListening("KEYS[1]", "KEYS[2]") + "return 1";
 
     /**
      * The release. KEYS: the lock, the waiter queue, the wake channel, Redisson's lock channel; ARGV: the
      * owner field. If the key holds the owner, deletes it, drops the queue's stale entries, wakes the first
-     * waiter that listens ({@link #WAKE_FIRST_LISTENING}), and publishes Redisson's unlock message on Redisson's channel
+     * waiter that listens ({@link #wakeFirstListening}), and publishes Redisson's unlock message on Redisson's channel
      * (so that waiters of an older Latchkey, on Redisson's RFencedLock, are woken as before); returns 1.
      * Else returns 0 and touches nothing.
      */
@@ -112,7 +133,7 @@ final class RedisScripts {
                 + "if redis.call('exists', KEYS[2]) == 1 then "
                 + "local t = redis.call('time'); "
                 + "redis.call('zremrangebyscore', KEYS[2], '-inf', '(' .. (t[1] * 1000 + math.floor(t[2] / 1000))); "
-                + WAKE_FIRST_LISTENING + "end; "
+                + wakeFirstListening("KEYS[2]", "KEYS[3]") + "end; "
                 + "redis.call('publish', KEYS[4], 0); ";
     }
 
@@ -250,7 +271,7 @@ final class RedisScripts {
             + "if redis.call('exists', KEYS[2]) == 1 then "
             + "local t = redis.call('time'); "
             + "redis.call('zremrangebyscore', KEYS[2], '-inf', '(' .. (t[1] * 1000 + math.floor(t[2] / 1000))); "
-            + WAKE_FIRST_LISTENING + "end; "
+            + wakeFirstListening("KEYS[2]", "KEYS[3]") + "end; "
             + "return 1";
 
     /**

@@ -45,10 +45,14 @@
  * cluster; a semaphore's permit and a read-write grant still one each per period). A waiter that finds the
  * lock held is queued by that same attempt in the sorted set {@code latchkey_waiters:{<namespace>:n}},
  * scored by the moment its entry goes stale (its next retry of its own plus one {@code timeout}, in
- * server time); it subscribes to the channel {@code latchkey_wake:{<namespace>:n}} and tries once more,
- * so that a release between its first attempt and its subscription is not missed. The release deletes
- * the key and publishes, on that channel, the id of the one live waiter whose entry goes stale first;
- * only that waiter tries again. So a hand-over costs the release and one grant however many clients
+ * server time); it subscribes to its client's channel {@code latchkey_wake:{<namespace>:n}:<client id>}
+ * and tries once more, so that a release between its first attempt and its subscription is not missed.
+ * The client's waiters on the lock share that subscription, and the client keeps it a {@code timeout}
+ * after the last of them; a waiter whose client has it joins before its first attempt and needs neither
+ * the subscription nor the second attempt. The release deletes the key and publishes, on the channel of
+ * the live waiter whose entry goes stale first, that waiter's owner field; only that waiter tries again
+ * (a client that hears an entry none of its waiters has drops it and wakes the next one; see
+ * {@code RedisContender}). So a hand-over costs the release and one grant however many clients
  * wait (Redisson's {@code RLock} has every waiting client retry on every release;
  * {@code RedisOperationCountTest} counts both with {@code INFO commandstats}). This is not a fair lock:
  * an arriving client may take a free lock before the woken waiter does, which then queues again. A waiter
@@ -206,7 +210,7 @@
  * or a moved slot is known within about a second even without a {@code MOVED} answer.
  *
  * <h2>Failover, restarts and the bounds of each call</h2>
- * A waiter is woken by the release's message on its own wake channel, which Redisson subscribes to
+ * A waiter is woken by the release's message on its client's wake channel, which Redisson subscribes to
  * again after a reconnect (tested across a restart by {@code RedisEdgesTest}; the queue survives a
  * restart with the server's append-only file). A lost connection is tried again 50 to 100 ms apart, and
  * a connection the peer closes during its handshake fails at once rather than at the timeout, so a

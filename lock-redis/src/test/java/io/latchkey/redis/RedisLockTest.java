@@ -265,4 +265,101 @@ class RedisLockTest {
                     .as("the entry nobody listened to, after the release").isEmpty();
         }
     }
+
+    /**
+     * A client keeps its subscription to a lock's wake-ups a timeout after its last waiter there, so a
+     * release that names an entry the client left behind is heard by a client with nobody waiting: that
+     * client passes it on (drops the entry and wakes the next waiter), or the live waiter behind the entry
+     * would sit out its own retry, most of a lease away.
+     */
+    @Test
+    void a_subscription_kept_after_its_waiters_passes_on_a_release_to_an_entry_it_left_behind() throws Exception {
+        Duration lease = Duration.ofSeconds(10);
+        LockOptions longLease = LockOptions.builder().lease(lease).timeout(TIMEOUT).build();
+        // the client that leaves the entry keeps its subscription for its timeout: long enough to last the test
+        LockOptions keeps = LockOptions.builder().lease(lease.multipliedBy(2)).timeout(lease).build();
+        String name = "kept:" + System.nanoTime();
+        String key = RedisLockBackend.DEFAULT_NAMESPACE + ":" + name;
+        String channels = RedisKeys.wakeChannel(RedisKeys.wakeChannel(key), "*");
+        URI uri = URI.create(server.uri(server.endpoints()));
+        try (LockClient holder = LockClient.connect(uri, longLease); LockClient left = LockClient.connect(uri, keeps);
+                LockClient waiter = LockClient.connect(uri, longLease)) {
+            Lease held = holder.lock(name).lock(Duration.ZERO);
+            CompletableFuture<Optional<Lease>> first = left.lock(name).tryLockAsync(lease);
+            Awaitility.await().atMost(lease.dividedBy(4)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key)).trim().equals("1")
+                            && subscribed(channels).size() == 1);
+            String kept = subscribed(channels).get(0);
+            held.close();
+            first.get(lease.toMillis(), TimeUnit.MILLISECONDS).orElseThrow().close();
+            assertThat(subscribed(channels)).as("the client's channel, kept after its waiter").containsExactly(kept);
+
+            // an entry of that client's, as one stays when its leave never reached the server, ahead of the
+            // waiter queued next (whose entry lasts the holder's time to live plus a timeout)
+            String entry = kept.substring(kept.lastIndexOf(':') + 1) + ":1";
+            held = holder.lock(name).lock(Duration.ZERO);
+            String[] time = server.cli(List.of(), "TIME").split("\\s+");
+            long now = Long.parseLong(time[0]) * 1000 + Long.parseLong(time[1]) / 1000;
+            server.cli(List.of(), "ZADD", RedisKeys.waitersKey(key), Long.toString(now + lease.toMillis() / 2), entry);
+            CompletableFuture<Optional<Lease>> waiting = waiter.lock(name).tryLockAsync(lease.multipliedBy(3));
+            Awaitility.await().atMost(lease.dividedBy(4)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key)).trim().equals("2")
+                            && subscribed(channels).size() == 2);
+            assertThat(server.cli(List.of(), "ZRANGE", RedisKeys.waitersKey(key), "0", "0").trim())
+                    .as("the entry left behind, first in the queue").isEqualTo(entry);
+            long released = System.nanoTime();
+            held.close();
+            Optional<Lease> got = waiting.get(lease.toMillis() * 3, TimeUnit.MILLISECONDS);
+            Duration took = Duration.ofNanos(System.nanoTime() - released);
+            assertThat(got).isPresent();
+            got.get().close();
+            // the kit's wake-up bound (WAKE_UP_BUDGET + slack) and the round trip of the pass-on, far below
+            // the lease the waiter's own timer waits out
+            assertThat(took).as("from the release to the waiter's grant").isLessThanOrEqualTo(Duration.ofMillis(250 + 2500)
+                    .plus(TIMEOUT));
+            assertThat(server.cli(List.of(), "ZSCORE", RedisKeys.waitersKey(key), entry))
+                    .as("the entry left behind, after the release").isEmpty();
+            assertThat(subscribed(channels)).as("the channels subscribed after the release").contains(kept);
+        }
+    }
+
+    /**
+     * A waiter of the Latchkey before clients shared their wake channel listens on a channel of its own
+     * entry (the lock's wake channel, a colon and its owner field): a release whose entry's client does not
+     * listen on the client's channel publishes there too, so such a waiter is woken during a rolling upgrade.
+     */
+    @Test
+    void a_release_wakes_a_waiter_listening_on_its_entrys_own_channel() throws Exception {
+        Duration lease = Duration.ofSeconds(10);
+        String name = "older-waiter:" + System.nanoTime();
+        String key = RedisLockBackend.DEFAULT_NAMESPACE + ":" + name;
+        String entry = "older-client:7";
+        Config config = new Config();
+        config.useSingleServer().setAddress(server.uri(server.endpoints()));
+        RedissonClient raw = Redisson.create(config);
+        List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (LockClient holder = LockClient.connect(URI.create(server.uri(server.endpoints())),
+                LockOptions.builder().lease(lease).timeout(TIMEOUT).build())) {
+            raw.getTopic(RedisKeys.wakeChannel(RedisKeys.wakeChannel(key), entry), org.redisson.client.codec.StringCodec.INSTANCE)
+                    .addListener(String.class, (channel, message) -> heard.add(message));
+            Lease held = holder.lock(name).lock(Duration.ZERO);
+            String[] time = server.cli(List.of(), "TIME").split("\\s+");
+            long now = Long.parseLong(time[0]) * 1000 + Long.parseLong(time[1]) / 1000;
+            server.cli(List.of(), "ZADD", RedisKeys.waitersKey(key), Long.toString(now + lease.toMillis()), entry);
+            held.close();
+            Awaitility.await("the older waiter's wake-up").atMost(TIMEOUT).pollInterval(Duration.ofMillis(20))
+                    .until(() -> !heard.isEmpty());
+            assertThat(heard).as("what the older waiter heard").containsExactly(entry);
+            assertThat(server.cli(List.of(), "ZSCORE", RedisKeys.waitersKey(key), entry))
+                    .as("its entry, which a client heard, left for its next attempt").isNotEmpty();
+        } finally {
+            raw.shutdown();
+        }
+    }
+
+    /** The channels subscribed on the server that match {@code pattern}. */
+    private static List<String> subscribed(String pattern) {
+        return server.cli(List.of(), "PUBSUB", "CHANNELS", pattern).lines().map(String::trim).filter(l -> !l.isBlank())
+                .toList();
+    }
 }

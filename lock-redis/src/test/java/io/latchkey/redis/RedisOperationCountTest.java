@@ -156,6 +156,40 @@ class RedisOperationCountTest {
         }
     }
 
+    /**
+     * A client's waiters on one lock share one subscription, kept a timeout after the last of them: five
+     * waits in a row, each ended by the other client's release, subscribe once and never unsubscribe; the
+     * channel goes once the client has not waited there for a timeout (the sweep after its last waiter, and at
+     * most one more a timeout later).
+     */
+    @Test
+    void a_clients_waits_on_a_lock_subscribe_once_and_unsubscribe_a_timeout_after_the_last() throws Exception {
+        String name = "waits:" + System.nanoTime();
+        String key = RedisLockBackend.DEFAULT_NAMESPACE + ":" + name;
+        // a timeout far above the few milliseconds between two waits here, however loaded the machine
+        Duration timeout = TIMEOUT.multipliedBy(2);
+        LockOptions keeps = LockOptions.builder().lease(timeout.multipliedBy(3)).safetyMargin(MARGIN).timeout(timeout).build();
+        URI uri = URI.create(server.uri(server.endpoints()));
+        try (LockClient holder = LockClient.connect(uri, options()); LockClient waiter = LockClient.connect(uri, keeps)) {
+            Map<String, Long> before = commandStats(server);
+            for (int i = 0; i < 5; i++) {
+                Lease held = holder.lock(name).lock(Duration.ZERO);
+                Future<Optional<Lease>> waiting = POOL.submit(() -> waiter.lock(name).tryLock(LEASE));
+                Awaitility.await("the waiter queued and subscribed").atMost(LEASE.dividedBy(2)).until(() ->
+                        Long.parseLong(server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key))) == 1
+                                && waiterChannels(RedisKeys.wakeChannel(key)) == 1);
+                held.close();
+                waiting.get(LEASE.toMillis(), TimeUnit.MILLISECONDS).orElseThrow().close();
+            }
+            assertThat(waiterChannels(RedisKeys.wakeChannel(key))).as("the client's channel, after its last wait").isEqualTo(1);
+            Map<String, Long> grew = delta(before, commandStats(server));
+            assertThat(grew.getOrDefault("subscribe", 0L)).as("SUBSCRIBE for five waits: %s", grew).isEqualTo(1);
+            assertThat(grew.getOrDefault("unsubscribe", 0L)).as("UNSUBSCRIBE for five waits: %s", grew).isZero();
+            Awaitility.await("the channel unsubscribed").atMost(timeout.multipliedBy(3)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> waiterChannels(RedisKeys.wakeChannel(key)) == 0);
+        }
+    }
+
     @Test
     void an_uncontended_permit_acquire_and_release_is_two_script_calls_and_nothing_else() throws Exception {
         try (LockClient client = LockClient.connect(URI.create(server.uri(server.endpoints())), options())) {
@@ -281,7 +315,7 @@ class RedisOperationCountTest {
         return scriptCalls(delta(before, commandStats(server))) / (double) WAITERS;
     }
 
-    /** How many waiters listen on channels of their own under {@code channel}, as the server counts them. */
+    /** How many clients listen on wake channels under {@code channel} (one each, whatever their waiters), as the server counts them. */
     private static long waiterChannels(String channel) {
         return server.cli(List.of(), "PUBSUB", "CHANNELS", RedisKeys.wakeChannel(channel, "*")).lines()
                 .filter(l -> !l.isBlank()).count();

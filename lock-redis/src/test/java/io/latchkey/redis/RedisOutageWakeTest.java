@@ -106,7 +106,7 @@ class RedisOutageWakeTest {
         return Long.parseLong(server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key)));
     }
 
-    /** Waiters listening on wake channels of their own, as the server counts them. */
+    /** Clients listening on wake channels of the lock (one each, whatever their waiters), as the server counts them. */
     private static long subscribers(String key) {
         return server.cli(List.of(), "PUBSUB", "CHANNELS", RedisKeys.wakeChannel(RedisKeys.wakeChannel(key), "*")).lines()
                 .filter(l -> !l.isBlank()).count();
