@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * What is contended for, and how an attempt is sent and undone, is a {@link Contention} of the backend's.
  *
  * <p>A client's waiters under one lock or semaphore share one subscription, which outlives them by a
- * {@code timeout} ({@link #subscribe}).
+ * {@code timeout} ({@link #join}).
  *
  * <p>Thread-safe: it holds the client, the timeout and the client's wake channels; an acquire's queue entry is
  * its own.

@@ -86,10 +86,11 @@ final class RedisScripts {
      * Lua: the function {@code wake(c, f)}, which publishes queue entry {@code f} on its client's channel
      * under wake channel {@code c} (c, a colon and f up to its last colon: {@link RedisKeys#clientWakeChannel})
      * and returns whether a client heard it; if none did, on the entry's own channel (c, a colon and f), where
-     * a waiter of an older Latchkey listens.
+     * a waiter of an older Latchkey listens. An entry without a colon, which no Latchkey writes, has only
+     * the second, so that it cannot fail the release that goes past it.
      */
     static final String WAKE = "local function wake(c, f) "
-            + "return redis.call('publish', c .. ':' .. string.match(f, '^(.*):'), f) > 0 "
+            + "return redis.call('publish', c .. ':' .. (string.match(f, '^(.*):') or f), f) > 0 "
             + "or redis.call('publish', c .. ':' .. f, f) > 0 end; ";
 
     /**

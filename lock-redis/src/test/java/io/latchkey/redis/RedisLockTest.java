@@ -357,6 +357,24 @@ class RedisLockTest {
         }
     }
 
+    /** An entry that no Latchkey writes, without the colon before the owner id, neither fails a release nor stays. */
+    @Test
+    void a_queue_entry_without_a_colon_neither_fails_a_release_nor_stays() throws Exception {
+        String name = "no-colon:" + System.nanoTime();
+        String key = RedisLockBackend.DEFAULT_NAMESPACE + ":" + name;
+        try (LockClient client = client()) {
+            Lease held = client.lock(name).lock(Duration.ZERO);
+            String[] time = server.cli(List.of(), "TIME").split("\\s+");
+            long now = Long.parseLong(time[0]) * 1000 + Long.parseLong(time[1]) / 1000;
+            server.cli(List.of(), "ZADD", RedisKeys.waitersKey(key), Long.toString(now + LEASE.toMillis()), "nocolon");
+            held.close();
+            assertThat(server.cli(List.of(), "EXISTS", key).trim()).as("the lock key after the release").isEqualTo("0");
+            assertThat(server.cli(List.of(), "ZSCORE", RedisKeys.waitersKey(key), "nocolon"))
+                    .as("the entry nobody listened to, after the release").isEmpty();
+            client.lock(name).tryLock(Duration.ZERO).orElseThrow().close();
+        }
+    }
+
     /** The channels subscribed on the server that match {@code pattern}. */
     private static List<String> subscribed(String pattern) {
         return server.cli(List.of(), "PUBSUB", "CHANNELS", pattern).lines().map(String::trim).filter(l -> !l.isBlank())
