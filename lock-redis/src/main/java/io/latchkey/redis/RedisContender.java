@@ -284,7 +284,6 @@ final class RedisContender {
 
     /** A channel with no waiter left: dropped at once, or kept a {@code timeout} for the next waiter. */
     private void idle(Channel channel) {
-        List<Channel> gone = new ArrayList<>();
         synchronized (channels) {
             if (!channel.waiters.isEmpty() || channels.get(channel.name) != channel) {
                 return;
@@ -295,9 +294,8 @@ final class RedisContender {
             }
             channels.remove(channel.name);
             kept = channels.size();
-            gone.add(channel);
         }
-        gone.forEach(Channel::unsubscribe);
+        channel.unsubscribe();
     }
 
     /** Guarded by {@link #channels}. */
@@ -325,7 +323,7 @@ final class RedisContender {
                 if (!channel.waiters.isEmpty()) {
                     continue;
                 }
-                if (now - channel.idleSince >= timeout.toNanos() || channel.subscribed.isCompletedExceptionally()) {
+                if (now - channel.idleSince >= timeout.toNanos()) {
                     it.remove();
                     gone.add(channel);
                 } else {

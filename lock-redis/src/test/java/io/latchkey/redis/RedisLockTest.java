@@ -244,15 +244,9 @@ class RedisLockTest {
             Lease held = holder.lock(name).lock(Duration.ZERO);
             // an entry as a waiter leaves it when its leave never reached the server: live for half a lease,
             // ahead of every waiter queued now (theirs last the holder's time to live plus a timeout)
-            String[] time = server.cli(List.of(), "TIME").split("\\s+");
-            long now = Long.parseLong(time[0]) * 1000 + Long.parseLong(time[1]) / 1000;
-            server.cli(List.of(), "ZADD", RedisKeys.waitersKey(key), Long.toString(now + lease.toMillis() / 2),
-                    "gone-without-leaving:1");
+            queueEntry(key, "gone-without-leaving:1", lease.toMillis() / 2);
             java.util.concurrent.CompletableFuture<Optional<Lease>> waiting = waiter.lock(name).tryLockAsync(lease.multipliedBy(3));
-            Awaitility.await().atMost(lease.dividedBy(4)).pollInterval(Duration.ofMillis(20)).until(() ->
-                    server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key)).trim().equals("2")
-                            && server.cli(List.of(), "PUBSUB", "CHANNELS", RedisKeys.wakeChannel(RedisKeys.wakeChannel(key), "*"))
-                            .lines().filter(l -> !l.isBlank()).count() == 1);
+            awaitQueuedAndListening(key, 2, 1, lease.dividedBy(4));
             long released = System.nanoTime();
             held.close();
             Optional<Lease> got = waiting.get(lease.toMillis() * 3, java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -280,31 +274,24 @@ class RedisLockTest {
         LockOptions keeps = LockOptions.builder().lease(lease.multipliedBy(2)).timeout(lease).build();
         String name = "kept:" + System.nanoTime();
         String key = RedisLockBackend.DEFAULT_NAMESPACE + ":" + name;
-        String channels = RedisKeys.wakeChannel(RedisKeys.wakeChannel(key), "*");
         URI uri = URI.create(server.uri(server.endpoints()));
         try (LockClient holder = LockClient.connect(uri, longLease); LockClient left = LockClient.connect(uri, keeps);
                 LockClient waiter = LockClient.connect(uri, longLease)) {
             Lease held = holder.lock(name).lock(Duration.ZERO);
             CompletableFuture<Optional<Lease>> first = left.lock(name).tryLockAsync(lease);
-            Awaitility.await().atMost(lease.dividedBy(4)).pollInterval(Duration.ofMillis(20))
-                    .until(() -> server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key)).trim().equals("1")
-                            && subscribed(channels).size() == 1);
-            String kept = subscribed(channels).get(0);
+            awaitQueuedAndListening(key, 1, 1, lease.dividedBy(4));
+            String kept = listening(key).get(0);
             held.close();
             first.get(lease.toMillis(), TimeUnit.MILLISECONDS).orElseThrow().close();
-            assertThat(subscribed(channels)).as("the client's channel, kept after its waiter").containsExactly(kept);
+            assertThat(listening(key)).as("the client's channel, kept after its waiter").containsExactly(kept);
 
             // an entry of that client's, as one stays when its leave never reached the server, ahead of the
             // waiter queued next (whose entry lasts the holder's time to live plus a timeout)
             String entry = kept.substring(kept.lastIndexOf(':') + 1) + ":1";
             held = holder.lock(name).lock(Duration.ZERO);
-            String[] time = server.cli(List.of(), "TIME").split("\\s+");
-            long now = Long.parseLong(time[0]) * 1000 + Long.parseLong(time[1]) / 1000;
-            server.cli(List.of(), "ZADD", RedisKeys.waitersKey(key), Long.toString(now + lease.toMillis() / 2), entry);
+            queueEntry(key, entry, lease.toMillis() / 2);
             CompletableFuture<Optional<Lease>> waiting = waiter.lock(name).tryLockAsync(lease.multipliedBy(3));
-            Awaitility.await().atMost(lease.dividedBy(4)).pollInterval(Duration.ofMillis(20))
-                    .until(() -> server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key)).trim().equals("2")
-                            && subscribed(channels).size() == 2);
+            awaitQueuedAndListening(key, 2, 2, lease.dividedBy(4));
             assertThat(server.cli(List.of(), "ZRANGE", RedisKeys.waitersKey(key), "0", "0").trim())
                     .as("the entry left behind, first in the queue").isEqualTo(entry);
             long released = System.nanoTime();
@@ -319,7 +306,7 @@ class RedisLockTest {
                     .plus(TIMEOUT));
             assertThat(server.cli(List.of(), "ZSCORE", RedisKeys.waitersKey(key), entry))
                     .as("the entry left behind, after the release").isEmpty();
-            assertThat(subscribed(channels)).as("the channels subscribed after the release").contains(kept);
+            assertThat(listening(key)).as("the channels subscribed after the release").contains(kept);
         }
     }
 
@@ -343,9 +330,7 @@ class RedisLockTest {
             raw.getTopic(RedisKeys.wakeChannel(RedisKeys.wakeChannel(key), entry), org.redisson.client.codec.StringCodec.INSTANCE)
                     .addListener(String.class, (channel, message) -> heard.add(message));
             Lease held = holder.lock(name).lock(Duration.ZERO);
-            String[] time = server.cli(List.of(), "TIME").split("\\s+");
-            long now = Long.parseLong(time[0]) * 1000 + Long.parseLong(time[1]) / 1000;
-            server.cli(List.of(), "ZADD", RedisKeys.waitersKey(key), Long.toString(now + lease.toMillis()), entry);
+            queueEntry(key, entry, lease.toMillis());
             held.close();
             Awaitility.await("the older waiter's wake-up").atMost(TIMEOUT).pollInterval(Duration.ofMillis(20))
                     .until(() -> !heard.isEmpty());
@@ -364,9 +349,7 @@ class RedisLockTest {
         String key = RedisLockBackend.DEFAULT_NAMESPACE + ":" + name;
         try (LockClient client = client()) {
             Lease held = client.lock(name).lock(Duration.ZERO);
-            String[] time = server.cli(List.of(), "TIME").split("\\s+");
-            long now = Long.parseLong(time[0]) * 1000 + Long.parseLong(time[1]) / 1000;
-            server.cli(List.of(), "ZADD", RedisKeys.waitersKey(key), Long.toString(now + LEASE.toMillis()), "nocolon");
+            queueEntry(key, "nocolon", LEASE.toMillis());
             held.close();
             assertThat(server.cli(List.of(), "EXISTS", key).trim()).as("the lock key after the release").isEqualTo("0");
             assertThat(server.cli(List.of(), "ZSCORE", RedisKeys.waitersKey(key), "nocolon"))
@@ -375,9 +358,26 @@ class RedisLockTest {
         }
     }
 
-    /** The channels subscribed on the server that match {@code pattern}. */
-    private static List<String> subscribed(String pattern) {
-        return server.cli(List.of(), "PUBSUB", "CHANNELS", pattern).lines().map(String::trim).filter(l -> !l.isBlank())
-                .toList();
+    /**
+     * Puts {@code entry} in the waiter queue of lock key {@code key}, live for {@code liveMillis} by the server's
+     * clock, as a waiter's entry stays when its leave never reached the server.
+     */
+    private static void queueEntry(String key, String entry, long liveMillis) {
+        String[] time = server.cli(List.of(), "TIME").split("\\s+");
+        long now = Long.parseLong(time[0]) * 1000 + Long.parseLong(time[1]) / 1000;
+        server.cli(List.of(), "ZADD", RedisKeys.waitersKey(key), Long.toString(now + liveMillis), entry);
+    }
+
+    /** Waits until lock key {@code key}'s queue has {@code entries} entries and {@code clients} clients listen for its wake-ups. */
+    private static void awaitQueuedAndListening(String key, int entries, int clients, Duration within) {
+        Awaitility.await().atMost(within).pollInterval(Duration.ofMillis(20))
+                .until(() -> server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key)).trim().equals(String.valueOf(entries))
+                        && listening(key).size() == clients);
+    }
+
+    /** The wake channels of lock key {@code key} subscribed on the server, one per listening client. */
+    private static List<String> listening(String key) {
+        return server.cli(List.of(), "PUBSUB", "CHANNELS", RedisKeys.wakeChannel(RedisKeys.wakeChannel(key), "*")).lines()
+                .map(String::trim).filter(l -> !l.isBlank()).toList();
     }
 }
