@@ -16,7 +16,7 @@ import org.redisson.client.codec.LongCodec;
 
 /**
  * One grant of a lock: its key, and through {@link RedisRenewed} its owner id, its token and the periodic ownership
- * check, sent with the other held locks of its hash slot by {@link RedisRenewals}.
+ * check, sent with the other grants held in its hash slot by {@link RedisRenewals}.
  *
  * <p>Thread-safe: its own state is final; what a check and a release share is in {@link RedisRenewed}.
  */
@@ -30,25 +30,19 @@ final class RedisLease extends RedisRenewed implements BackendLease {
         this.key = key;
     }
 
-    /** When this lock is due for its next check, on {@link System#nanoTime}; guarded by {@link RedisRenewals}. */
-    long due;
-
-    String key() {
+    @Override
+    String routingKey() {
         return key;
     }
 
-    /** A lock is checked in its backend's batch: one script for the held locks of a hash slot. */
     @Override
-    void start() {
-        backend.renewals.add(this);
+    void addCheck(List<Object> keys, List<Object> args) {
+        keys.add(key);
+        args.add("l");
+        args.add(backend.field(owner));
     }
 
-    @Override
-    void stopChecks() {
-        backend.renewals.remove(this);
-    }
-
-    /** {@link RedisScripts#CHECK} of this lock alone: for a slot where it is the only lock held, or a batch refused. */
+    /** {@link RedisScripts#CHECK} of this lock alone: for a slot where it is the only grant held, or a batch refused. */
     @Override
     CompletableFuture<Long> renew() {
         RScript script = backend.redisson.getScript(LongCodec.INSTANCE);

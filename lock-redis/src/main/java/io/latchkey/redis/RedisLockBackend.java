@@ -41,7 +41,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -69,10 +68,11 @@ import org.slf4j.LoggerFactory;
  * sent, which precedes the server's expiry clock. A holder's lock is then checked every
  * {@code (lease - safetyMargin) / 3}: the check finds that the key still holds the grant's owner, extends it
  * to the lease and reports its {@code PTTL}; one cadence, one round trip, no Redisson watchdog. The checks of all the
- * locks held through this backend go together ({@link RedisRenewals}): at most two rounds a period, each one script
- * per hash slot of at most {@value RedisRenewals#MAX_KEYS} keys ({@link RedisScripts#CHECK_ALL}), or
- * {@link RedisScripts#CHECK} for a slot with a single lock; so outside a cluster a client holding up to
- * {@value RedisRenewals#MAX_KEYS} locks sends about as many scripts as one holding one. A waiter
+ * locks, permits and read-write grants held through this backend go together ({@link RedisRenewals}): at most two
+ * rounds a period, each one script per hash slot of at most {@value RedisRenewals#MAX_GRANTS} grants
+ * ({@link RedisScripts#CHECK_ALL}), or the grant's own script ({@link RedisScripts#CHECK} for a lock) for a slot with a
+ * single grant; so outside a cluster a client holding up to {@value RedisRenewals#MAX_GRANTS} grants sends about as
+ * many scripts as one holding one lock. A waiter
  * queues in a sorted set beside the lock and listens on the lock's wake channel; a release wakes only
  * the queued waiter whose entry runs out first, so a hand-over costs the release and the woken waiter's
  * grant however many clients wait, where every waiting client of Redisson's {@code RLock} retries.
@@ -153,14 +153,6 @@ final class RedisLockBackend implements SemaphoreBackend, ReadWriteBackend {
     /** The lease: the time to live this backend gives the lock keys and renews. */
     Duration lease() {
         return Duration.ofMillis(leaseMillis);
-    }
-
-    /**
-     * Runs a held permit's or read-write grant's {@code check} every check period on this backend's checker thread,
-     * until cancelled; held locks are checked together by {@link #renewals}.
-     */
-    ScheduledFuture<?> everyCheckPeriod(Runnable check) {
-        return checker.scheduleWithFixedDelay(check, checkPeriodMillis, checkPeriodMillis, TimeUnit.MILLISECONDS);
     }
 
     /** The key and the server, for messages of this backend's own: the lock's key, the URI once. */

@@ -47,6 +47,20 @@ final class RedisPermit extends RedisRenewed implements PermitLease {
     }
 
     @Override
+    String routingKey() {
+        return permitKey(tag, slot);
+    }
+
+    @Override
+    void addCheck(List<Object> keys, List<Object> args) {
+        keys.add(permitKey(tag, slot));
+        keys.add(semaphoreKey(tag));
+        args.add("p");
+        args.add(backend.field(owner));
+        args.add(permits);
+    }
+
+    @Override
     String subject() {
         return "semaphore '" + name + "' permit " + slot + " (" + backend.describeSemaphore(name) + ")";
     }

@@ -148,21 +148,25 @@ final class RedisReadWrite {
             + "return 1";
 
     /**
-     * The renewal and confirmation in one. KEYS: readers, writer; ARGV: the owner's grant as {@link #GRANT}
-     * wrote it ({@link #entry}), the lease in ms.
-     * If the owner still holds, extends its entry to the lease and returns its remaining life in ms;
-     * else -3. A reader's entry whose score has passed is lost, though no script removed it yet.
+     * Lua: defines {@code checkReadWrite(readers, writer, grant, lease)}, the renewal and confirmation of a grant in
+     * one: if the owner of {@code grant} (as {@link #GRANT} wrote it, {@link #entry}) still holds, extends its entry
+     * to {@code lease} ms and returns its remaining life in ms; else -3. A reader's entry whose score has passed is
+     * lost, though no script removed it yet. It reads {@code TIME} before it writes: a script that calls it begins
+     * with {@link RedisScripts#EFFECTS}.
      */
-    static final String CHECK = RedisScripts.EFFECTS
-            + "if redis.call('get', KEYS[2]) == ARGV[1] then "
-            + "redis.call('pexpire', KEYS[2], ARGV[2]); return redis.call('pttl', KEYS[2]) end; "
+    static final String CHECK_GRANT = "local function checkReadWrite(readers, writer, grant, lease) "
+            + "if redis.call('get', writer) == grant then "
+            + "redis.call('pexpire', writer, lease); return redis.call('pttl', writer) end; "
             + "local t = redis.call('time'); local now = t[1] * 1000 + math.floor(t[2] / 1000); "
-            + "local s = redis.call('zscore', KEYS[1], ARGV[1]); "
+            + "local s = redis.call('zscore', readers, grant); "
             + "if not s or tonumber(s) <= now then return -3 end; "
-            + "local lease = tonumber(ARGV[2]); "
-            + "redis.call('zadd', KEYS[1], now + lease, ARGV[1]); "
-            + "if redis.call('pttl', KEYS[1]) < lease then redis.call('pexpire', KEYS[1], lease) end; "
-            + "return lease";
+            + "local l = tonumber(lease); "
+            + "redis.call('zadd', readers, now + l, grant); "
+            + "if redis.call('pttl', readers) < l then redis.call('pexpire', readers, l) end; "
+            + "return l end; ";
+
+    /** {@code checkReadWrite} of one grant. KEYS: readers, writer; ARGV: the grant, the lease in ms. */
+    static final String CHECK = RedisScripts.EFFECTS + CHECK_GRANT + "return checkReadWrite(KEYS[1], KEYS[2], ARGV[1], ARGV[2])";
 
     private final RedisLockBackend backend;
 
@@ -273,6 +277,19 @@ final class RedisReadWrite {
             return backend.redisson.getScript(LongCodec.INSTANCE).<Long>evalAsync(key, RScript.Mode.READ_WRITE, CHECK,
                     RScript.ReturnType.LONG, List.of(key, writerKey(tag)), grant, backend.leaseMillis)
                     .toCompletableFuture();
+        }
+
+        @Override
+        String routingKey() {
+            return readersKey(tag);
+        }
+
+        @Override
+        void addCheck(List<Object> keys, List<Object> args) {
+            keys.add(readersKey(tag));
+            keys.add(writerKey(tag));
+            args.add("r");
+            args.add(grant);
         }
 
         @Override

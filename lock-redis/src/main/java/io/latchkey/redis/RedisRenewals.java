@@ -18,42 +18,45 @@ import org.redisson.client.RedisTryAgainException;
 import org.redisson.client.codec.LongCodec;
 
 /**
- * The ownership checks of every lock a backend holds, sent together: one script per Redis Cluster hash slot (per
- * server outside a cluster) for all the locks due, instead of one per lock, so outside a cluster a client holding up
- * to {@value #MAX_KEYS} locks sends about as many scripts as one holding a single lock.
+ * The ownership checks of every grant a backend holds, locks, permits and read-write grants alike, sent together: one
+ * script per Redis Cluster hash slot (per server outside a cluster) for all the grants due, instead of one per grant,
+ * so outside a cluster a client holding up to {@value #MAX_GRANTS} grants sends about as many scripts as one holding a
+ * single lock.
  *
- * <p>Each lock is due a check period after its last check (its grant, at first). A round sends every lock due
- * within half a period, and the next round comes when the first lock left is due: so no lock waits longer than a
- * period between two checks, as when each lock had its own timer, and rounds are more than half a period apart, at
- * most two per period however many locks are held. A lock held alone is checked exactly a period after its grant,
+ * <p>Each grant is due a check period after its last check (its grant, at first). A round sends every grant due
+ * within half a period, and the next round comes when the first grant left is due: so no grant waits longer than a
+ * period between two checks, as when each had its own timer, and rounds are more than half a period apart, at most
+ * two per period however many grants are held. A grant held alone is checked exactly a period after it was granted,
  * never earlier.
  *
- * <p>Why a batch keeps rule 7. {@link RedisScripts#CHECK_ALL} does for each key what {@link RedisScripts#CHECK}
- * does for one, and a script is atomic: each key's answer is its {@code PTTL} right after its own extension, read on
- * the server after the moment taken before the script was sent, so that moment starts each lock's deadline as it
- * did for a script of its own. A key that no longer holds its owner is -3 for that lock alone: the others of the
- * batch are confirmed. A failed batch is silence for each of its locks, never loss. The keys of one script are of
- * one hash slot, which a cluster requires and which is one node; outside a cluster every key is on the one
- * primary. A script renews at most {@link #MAX_KEYS} keys (three commands each), so none keeps Redis from other
- * clients for long. A slot where a single lock is held gets
- * that lock's own {@link RedisScripts#CHECK}. A batch a cluster refuses while its slot migrates ({@code TRYAGAIN}:
- * some of its keys moved, some not yet) is sent again key by key, each following {@code ASK} as a single key does.
+ * <p>Why a batch keeps rule 7. {@link RedisScripts#CHECK_ALL} does for each grant what that grant's own script does
+ * ({@link RedisScripts#CHECK}, {@link RedisScripts#PERMIT_CHECK}, {@link RedisReadWrite#CHECK}: the same Lua
+ * function), and a script is atomic: each grant's answer is its remaining life right after its own extension, read on
+ * the server after the moment taken before the script was sent, so that moment starts each grant's deadline as it
+ * did for a script of its own. A grant whose keys no longer hold its owner is -3 for that grant alone: the others of
+ * the batch are confirmed. A failed batch is silence for each of its grants, never loss. The keys of one script are of
+ * one hash slot, which a cluster requires and which is one node (a grant's keys share a hash tag, and a batch is
+ * grouped by the slot of each grant's {@link RedisRenewed#routingKey}); outside a cluster every key is on the one
+ * primary. A script checks at most {@link #MAX_GRANTS} grants (three to six commands each), so none keeps Redis from
+ * other clients for long. A slot where a single grant is held gets that grant's own script. A batch a cluster refuses
+ * while its slot migrates ({@code TRYAGAIN}: some of its keys moved, some not yet) is sent again grant by grant, each
+ * following {@code ASK} as a single grant's script does.
  *
- * <p>The guards of a single lock's check hold per lock ({@link RedisRenewed#beginCheck}): a lock whose previous
- * check has not come back is not sent again, and a lock released meanwhile is not reported.
+ * <p>The guards of a single grant's check hold per grant ({@link RedisRenewed#beginCheck}): a grant whose previous
+ * check has not come back is not sent again, and a grant released meanwhile is not reported.
  *
- * <p>Thread-safe: locks join and leave on their holders' threads, rounds run on the backend's checker thread; the
- * set of locks and the next round are guarded by this object's monitor.
+ * <p>Thread-safe: grants join and leave on their holders' threads, rounds run on the backend's checker thread; the
+ * set of grants and the next round are guarded by this object's monitor.
  */
 final class RedisRenewals {
 
-    /** The most keys one script checks. */
-    static final int MAX_KEYS = 500;
+    /** The most grants one script checks. */
+    static final int MAX_GRANTS = 500;
 
     private final RedisLockBackend backend;
     private final ScheduledExecutorService checker;
     private final long periodNanos;
-    private final Set<RedisLease> held = new HashSet<>();
+    private final Set<RedisRenewed> held = new HashSet<>();
     private ScheduledFuture<?> next;
     private long nextAt;
 
@@ -63,7 +66,7 @@ final class RedisRenewals {
         this.periodNanos = periodNanos;
     }
 
-    synchronized void add(RedisLease lease) {
+    synchronized void add(RedisRenewed lease) {
         lease.due = System.nanoTime() + periodNanos;
         held.add(lease);
         if (next == null || lease.due - nextAt < 0) {
@@ -71,7 +74,7 @@ final class RedisRenewals {
         }
     }
 
-    synchronized void remove(RedisLease lease) {
+    synchronized void remove(RedisRenewed lease) {
         if (held.remove(lease) && held.isEmpty() && next != null) {
             next.cancel(false);
             next = null;
@@ -92,17 +95,17 @@ final class RedisRenewals {
 
     private void round() {
         long now = System.nanoTime();
-        Map<Integer, List<RedisLease>> bySlot = new TreeMap<>();
+        Map<Integer, List<RedisRenewed>> bySlot = new TreeMap<>();
         synchronized (this) {
             next = null;
             long first = 0;
             boolean any = false;
-            for (RedisLease lease : held) {
+            for (RedisRenewed lease : held) {
                 if (lease.due - now <= periodNanos / 2) {
                     // Due now or before the next round could come: checked now; one still in flight counts as silence.
                     lease.due = now + periodNanos;
                     if (lease.beginCheck()) {
-                        int slot = backend.hashSlot(lease.key());
+                        int slot = backend.hashSlot(lease.routingKey());
                         bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(lease);
                     }
                 }
@@ -115,39 +118,38 @@ final class RedisRenewals {
                 schedule(first);
             }
         }
-        for (List<RedisLease> slot : bySlot.values()) {
-            for (int from = 0; from < slot.size(); from += MAX_KEYS) {
-                send(slot.subList(from, Math.min(slot.size(), from + MAX_KEYS)));
+        for (List<RedisRenewed> slot : bySlot.values()) {
+            for (int from = 0; from < slot.size(); from += MAX_GRANTS) {
+                send(slot.subList(from, Math.min(slot.size(), from + MAX_GRANTS)));
             }
         }
     }
 
-    private void send(List<RedisLease> batch) {
+    private void send(List<RedisRenewed> batch) {
         if (batch.size() == 1) {
             alone(batch.get(0));
             return;
         }
-        List<Object> keys = new ArrayList<>(batch.size());
-        Object[] args = new Object[batch.size() + 1];
-        args[0] = backend.leaseMillis;
-        for (int i = 0; i < batch.size(); i++) {
-            keys.add(batch.get(i).key());
-            args[i + 1] = backend.field(batch.get(i).owner);
+        List<Object> keys = new ArrayList<>(2 * batch.size());
+        List<Object> args = new ArrayList<>(1 + 3 * batch.size());
+        args.add(backend.leaseMillis);
+        for (RedisRenewed grant : batch) {
+            grant.addCheck(keys, args);
         }
         long sentAt = System.nanoTime();
         CompletableFuture<List<Object>> reply;
         try {
             reply = backend.redisson.getScript(LongCodec.INSTANCE).<List<Object>>evalAsync((String) keys.get(0),
-                    RScript.Mode.READ_WRITE, CHECK_ALL, RScript.ReturnType.LIST, keys, args).toCompletableFuture();
+                    RScript.Mode.READ_WRITE, CHECK_ALL, RScript.ReturnType.LIST, keys, args.toArray()).toCompletableFuture();
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
         reply.whenComplete((ttls, e) -> {
             if (e == null && (ttls == null || ttls.size() != batch.size())) {
-                e = new IllegalStateException("the check of " + batch.size() + " locks answered " + ttls);
+                e = new IllegalStateException("the check of " + batch.size() + " grants answered " + ttls);
             }
             if (e != null && backend.cluster() && tryAgain(e)) {
-                RedisRenewed.log.debug("the check of {} locks in one hash slot was refused while the slot migrates;"
+                RedisRenewed.log.debug("the check of {} grants in one hash slot was refused while the slot migrates;"
                         + " checking each alone: {}", batch.size(), e.toString());
                 batch.forEach(this::alone);
                 return;
@@ -158,8 +160,8 @@ final class RedisRenewals {
         });
     }
 
-    /** {@link RedisScripts#CHECK} of one lock whose check has begun. */
-    private void alone(RedisLease lease) {
+    /** The own script of one grant whose check has begun. */
+    private void alone(RedisRenewed lease) {
         long sentAt = System.nanoTime();
         CompletableFuture<Long> reply;
         try {

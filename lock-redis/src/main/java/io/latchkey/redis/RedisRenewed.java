@@ -2,18 +2,17 @@ package io.latchkey.redis;
 
 import io.latchkey.spi.LeaseEvidence;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What a held lock and a held permit share: the owner id and fencing token of the grant, and one check every check
- * period that checks the owner, extends the key to the lease and reports its {@code PTTL} to the evidence; silence is
- * not loss, an owner gone is. A permit and a read-write grant send a script of their own
- * ({@link RedisLockBackend#everyCheckPeriod}); a lock is checked with the other locks of its backend, one script per
- * hash slot ({@link RedisRenewals}), and only its answer comes back here.
+ * What a held lock, permit and read-write grant share: the owner id and fencing token of the grant, and one check
+ * every check period that checks the owner, extends the key to the lease and reports its {@code PTTL} to the
+ * evidence; silence is not loss, an owner gone is. Every grant of a backend is checked with the others held through
+ * it, one script per hash slot ({@link RedisRenewals}), and only its answer comes back here.
  *
  * <p>Thread-safe: the checks run on the backend's checker thread, a release on the holder's; the state they share
  * is volatile or atomic.
@@ -31,7 +30,8 @@ abstract class RedisRenewed {
     private final AtomicBoolean checking = new AtomicBoolean();
     volatile boolean ended;
     volatile boolean lostKey;
-    private volatile ScheduledFuture<?> task;
+    /** When this grant is due for its next check, on {@link System#nanoTime}; guarded by {@link RedisRenewals}. */
+    long due;
 
     RedisRenewed(RedisLockBackend backend, LeaseEvidence evidence, long owner, long token) {
         this.backend = backend;
@@ -45,8 +45,17 @@ abstract class RedisRenewed {
         return token;
     }
 
-    /** The renewal script; its answer is the key's PTTL, or -3 if the key no longer holds the owner. */
+    /** The check of this grant alone; its answer is the key's PTTL, or -3 if the key no longer holds the owner. */
     abstract CompletableFuture<Long> renew();
+
+    /** A key of this grant: the hash slot of all its keys, where its check is sent. */
+    abstract String routingKey();
+
+    /**
+     * Adds this grant's check to a {@link RedisScripts#CHECK_ALL} of its hash slot: its keys to {@code keys}, its kind
+     * and its arguments to {@code args}.
+     */
+    abstract void addCheck(List<Object> keys, List<Object> args);
 
     /** What is held, for the log: {@code lock 'x' (redis key '...')}. */
     abstract String subject();
@@ -54,17 +63,9 @@ abstract class RedisRenewed {
     /** Why the key no longer holding the owner means loss. */
     abstract String lostReason();
 
-    /** Starts the checks: this grant's own {@link #renew} every check period; a lock joins its backend's batch instead. */
-    void start() {
-        task = backend.everyCheckPeriod(this::check);
-    }
-
-    final void check() {
-        if (!beginCheck()) {
-            return;
-        }
-        long sentAt = System.nanoTime();
-        renew().whenComplete((ttl, e) -> answered(sentAt, ttl, e));
+    /** Starts the checks: this grant joins its backend's. */
+    final void start() {
+        backend.renewals.add(this);
     }
 
     /**
@@ -94,11 +95,8 @@ abstract class RedisRenewed {
         }
     }
 
-    /** Ends the checks: cancels what {@link #start} scheduled. */
-    void stopChecks() {
-        ScheduledFuture<?> t = task;
-        if (t != null) {
-            t.cancel(false);
-        }
+    /** Ends the checks: this grant leaves its backend's. */
+    final void stopChecks() {
+        backend.renewals.remove(this);
     }
 }

@@ -158,21 +158,16 @@ final class RedisScripts {
     static final String IS_GRANT = "if redis.call('type', KEYS[1]).ok == 'hash' then return 1 end; return 0";
 
     /**
-     * The renewal and the confirmation in one: if the key still holds the owner's field, extends it to
-     * the lease (ARGV[2] ms) and returns its remaining life in ms; else -3.
+     * Lua: defines {@code checkLock(key, field, lease)}, the renewal and the confirmation of a lock in one: if the
+     * lock {@code key} still holds the owner {@code field}, extends it to {@code lease} ms and returns its remaining
+     * life in ms; else -3.
      */
-    static final String CHECK = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then "
-            + "redis.call('pexpire', KEYS[1], ARGV[2]); return redis.call('pttl', KEYS[1]) end; return -3";
+    private static final String CHECK_LOCK = "local function checkLock(key, field, lease) "
+            + "if redis.call('hexists', key, field) == 1 then "
+            + "redis.call('pexpire', key, lease); return redis.call('pttl', key) end; return -3 end; ";
 
-    /**
-     * {@link #CHECK} of many locks in one call ({@link RedisRenewals}). KEYS: lock keys, all of one cluster hash slot;
-     * ARGV: the lease in ms, then the owner field of each key in the order of KEYS. Returns, in that order, what
-     * {@link #CHECK} returns for each key: its remaining life in ms after the extension, or -3.
-     */
-    static final String CHECK_ALL = "local ttls = {}; for i = 1, #KEYS do "
-            + "if redis.call('hexists', KEYS[i], ARGV[i + 1]) == 1 then "
-            + "redis.call('pexpire', KEYS[i], ARGV[1]); ttls[i] = redis.call('pttl', KEYS[i]) else ttls[i] = -3 end end; "
-            + "return ttls";
+    /** {@code checkLock} of one lock. KEYS: the lock; ARGV: the owner field, the lease in ms. */
+    static final String CHECK = CHECK_LOCK + "return checkLock(KEYS[1], ARGV[1], ARGV[2])";
 
     /**
      * atLeast handed to Redis: if the key still holds the owner's field, swaps that field for one no
@@ -199,13 +194,13 @@ final class RedisScripts {
     }
 
     /**
-     * Lua: defines {@code holds(v)}, whether the value {@code v} of a slot key (or {@code false}, no key) is
-     * the grant of the owner ARGV[1]: the owner alone, as an older Latchkey wrote it, or the owner, a space and
+     * Lua: defines {@code holds(v, o)}, whether the value {@code v} of a slot key (or {@code false}, no key) is
+     * the grant of the owner {@code o}: the owner alone, as an older Latchkey wrote it, or the owner, a space and
      * the rest of the grant ({@link #PERMIT_GRANT}); an owner field holds no space, so no owner is a prefix of
      * another's grant.
      */
-    private static final String HOLDS = "local function holds(v) return v == ARGV[1] "
-            + "or (v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ') end; ";
+    private static final String HOLDS = "local function holds(v, o) return v == o "
+            + "or (v and string.sub(v, 1, #o + 1) == o .. ' ') end; ";
 
     /**
      * One attempt at a permit. KEYS: the semaphore's hash, its token counter, its waiter queue; ARGV: the
@@ -262,9 +257,9 @@ final class RedisScripts {
             + "local n = tonumber(redis.call('hget', KEYS[1], 'permits')) or tonumber(ARGV[5]); "
             + "local mine = nil; "
             + "if ARGV[2] ~= '-1' then "
-            + "local s = ARGV[3] .. ARGV[2] .. ARGV[4]; if holds(redis.call('get', s)) then mine = s end "
+            + "local s = ARGV[3] .. ARGV[2] .. ARGV[4]; if holds(redis.call('get', s), ARGV[1]) then mine = s end "
             + "else for k = 0, n - 1 do "
-            + "local s = ARGV[3] .. k .. ARGV[4]; if holds(redis.call('get', s)) then mine = s; break end end end; "
+            + "local s = ARGV[3] .. k .. ARGV[4]; if holds(redis.call('get', s), ARGV[1]) then mine = s; break end end end; "
             + "if not mine then return 0 end; "
             + "redis.call('del', mine); "
             + slots("n", 3, 4)
@@ -276,18 +271,22 @@ final class RedisScripts {
             + "return 1";
 
     /**
-     * The renewal and confirmation of a permit, as {@link #CHECK}. KEYS: the slot key, the semaphore's
-     * hash; ARGV: the owner, the lease in ms, the number of permits. If the slot key holds the owner's grant,
-     * extends it to the lease, lets the hash live at least as long (recording the number of permits
-     * again if the hash was lost) and returns the slot key's PTTL; else -3.
+     * Lua: defines {@code checkPermit(slot, hash, owner, lease, permits)}, the renewal and confirmation of a permit,
+     * as {@link #CHECK_LOCK}'s of a lock: if the {@code slot} key holds the owner's grant ({@link #HOLDS}), extends
+     * it to {@code lease} ms, lets the semaphore's {@code hash} live at least as long (recording the number of
+     * {@code permits} again if the hash was lost) and returns the slot key's PTTL; else -3.
      */
-    static final String PERMIT_CHECK = HOLDS + "if not holds(redis.call('get', KEYS[1])) then return -3 end; "
-            + "redis.call('pexpire', KEYS[1], ARGV[2]); "
-            + "local ttl = redis.call('pttl', KEYS[2]); "
-            + "if ttl < tonumber(ARGV[2]) then "
-            + "if ttl == -2 then redis.call('hset', KEYS[2], 'permits', ARGV[3]) end; "
-            + "redis.call('pexpire', KEYS[2], ARGV[2]) end; "
-            + "return redis.call('pttl', KEYS[1])";
+    private static final String CHECK_PERMIT = "local function checkPermit(slot, hash, owner, lease, permits) "
+            + "if not holds(redis.call('get', slot), owner) then return -3 end; "
+            + "redis.call('pexpire', slot, lease); "
+            + "local ttl = redis.call('pttl', hash); "
+            + "if ttl < tonumber(lease) then "
+            + "if ttl == -2 then redis.call('hset', hash, 'permits', permits) end; "
+            + "redis.call('pexpire', hash, lease) end; "
+            + "return redis.call('pttl', slot) end; ";
+
+    /** {@code checkPermit} of one permit. KEYS: the slot key, the semaphore's hash; ARGV: the owner, the lease in ms, the number of permits. */
+    static final String PERMIT_CHECK = HOLDS + CHECK_PERMIT + "return checkPermit(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])";
 
     /**
      * Inspection of a semaphore's slots, read-only. KEYS: the semaphore's hash; ARGV: the number of permits
@@ -309,4 +308,24 @@ final class RedisScripts {
             + "if ttl ~= -2 then local v = redis.call('get', slot); "
             + "if v then held[#held + 1] = k; held[#held + 1] = ttl; held[#held + 1] = v end end end; "
             + "return held";
+
+    /**
+     * The checks of many grants in one call ({@link RedisRenewals}): locks, permits and read-write grants alike, each
+     * checked exactly as its own script checks it ({@link #CHECK}, {@link #PERMIT_CHECK}, {@link RedisReadWrite#CHECK}).
+     * KEYS: the grants' keys in turn, all of one cluster hash slot: a lock's key; a permit's slot key and its
+     * semaphore's hash; a read-write grant's readers and writer keys. ARGV: the lease in ms, then for each grant in
+     * the order of KEYS its kind and its arguments: {@code l} and the owner field; {@code p}, the owner field and the
+     * number of permits; {@code r} and the grant. Returns, in that order, what each grant's own script returns: its
+     * remaining life in ms after the extension, or -3.
+     */
+    static final String CHECK_ALL = EFFECTS + CHECK_LOCK + HOLDS + CHECK_PERMIT + RedisReadWrite.CHECK_GRANT
+            + "local ttls = {}; local k = 1; local a = 2; "
+            + "while a <= #ARGV do local kind = ARGV[a]; "
+            + "if kind == 'l' then ttls[#ttls + 1] = checkLock(KEYS[k], ARGV[a + 1], ARGV[1]); k = k + 1; a = a + 2 "
+            + "elseif kind == 'p' then "
+            + "ttls[#ttls + 1] = checkPermit(KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[1], ARGV[a + 2]); k = k + 2; a = a + 3 "
+            + "elseif kind == 'r' then "
+            + "ttls[#ttls + 1] = checkReadWrite(KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[1]); k = k + 2; a = a + 2 "
+            + "else return redis.error_reply('no check of kind ' .. kind) end end; "
+            + "return ttls";
 }

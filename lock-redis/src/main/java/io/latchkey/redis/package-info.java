@@ -33,8 +33,9 @@
  * is the key's only renewer (Redisson's watchdog plays no part): every
  * {@code (lease - safetyMargin) / 3} a script checks that the key still holds its owner, extends it
  * to the {@code lease} and reads its {@code PTTL}, and reports that to the shared layer; the checks of
- * every lock a client holds go together, one script per hash slot (outside a cluster, one for up to 500
- * locks) at most twice a period, each key checked exactly as alone ({@code RedisRenewals}); the lease is
+ * every lock, permit and read-write grant a client holds go together, one script per hash slot (outside a
+ * cluster, one for up to 500 grants) at most twice a period, each grant checked exactly as alone
+ * ({@code RedisRenewals}); the lease is
  * signalled lost at once when the key no longer names its owner. Redis errors during a check are
  * silence, never a confirmation: the deadline then runs out on its own.
  *
@@ -42,7 +43,7 @@
  * An uncontended lock+unlock is two script calls, the grant and the release (rule 7's confirmation
  * comes with the grant); a held lock adds one script call per renewal period, and many held locks of one
  * client add at most two a period between them outside a cluster (one per hash slot and round on a
- * cluster; a semaphore's permit and a read-write grant still one each per period). A waiter that finds the
+ * cluster), permits and read-write grants among them. A waiter that finds the
  * lock held is queued by that same attempt in the sorted set {@code latchkey_waiters:{<namespace>:n}},
  * scored by the moment its entry goes stale (its next retry of its own plus one {@code timeout}, in
  * server time); it subscribes to its client's channel {@code latchkey_wake:{<namespace>:n}:<client id>}
@@ -115,8 +116,8 @@
  * keys that all carry the hash tag {@code {<namespace>:n}} (when that holds a brace:
  * {@code {<16 hex digits of its SHA-256>}<namespace>:n}), on a single server as on a cluster, so that its
  * scripts run in one hash slot: slot {@code k} is the key {@code latchkey_semaphore_slot:<k>:<tag>}, holding
- * its grant with the {@code lease} as its time to live, renewed and checked exactly as a lock
- * key (one script every {@code (lease - safetyMargin) / 3}, from the same scheduler thread); the hash
+ * its grant with the {@code lease} as its time to live, renewed and checked as a lock key is, every
+ * {@code (lease - safetyMargin) / 3} with the client's other grants of its hash slot; the hash
  * {@code latchkey_semaphore:<tag>} holds the number of permits and lives at least as long as every slot; the
  * counter {@code latchkey_semaphore_token:<tag>} gives the tokens; the waiters queue in
  * {@code latchkey_semaphore_waiters:<tag>} and are woken on {@code latchkey_semaphore_wake:<tag>}, one per

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.latchkey.Lease;
+import io.latchkey.SemaphoreLease;
 import io.latchkey.LockBackendUnavailableException;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
@@ -130,6 +131,53 @@ class RedisClusterTest {
                 assertThat(leases.get(2).isValid()).as("%s", leases.get(2).lockName()).isTrue();
             } finally {
                 leases.forEach(Lease::close);
+            }
+        }
+    }
+
+    @Test
+    void a_lock_permits_and_read_write_grants_of_one_hash_slot_are_renewed_together_and_a_deleted_permit_is_lost_alone()
+            throws Exception {
+        // A lock, a semaphore and a read-write lock whose keys fall in one hash slot: their renewals go in one script.
+        String marker = unique("mixed-slot");
+        String lock = marker + ":lock";
+        int slot = slots.hashSlot(RedisKeys.lockKey(PREFIX, lock, true));
+        String semaphore = sameSlot(marker + ":semaphore:", slot, n -> RedisKeys.permitKey(RedisKeys.semaphoreTag(PREFIX, n), 0));
+        String readWrite = sameSlot(marker + ":rw:", slot, n -> RedisKeys.readersKey(RedisKeys.semaphoreTag(PREFIX, n)));
+        LockOptions options = options();
+        Duration period = LEASE.minus(options.safetyMargin()).dividedBy(3);
+        try (LockClient client = client(options)) {
+            List<Lease> leases = new ArrayList<>();
+            try {
+                leases.add(client.lock(lock).lock(TIMEOUT));
+                leases.add(client.semaphore(semaphore, 2).acquire(TIMEOUT));
+                leases.add(client.semaphore(semaphore, 2).acquire(TIMEOUT));
+                leases.add(client.readWriteLock(readWrite).readLock().lock(TIMEOUT));
+                Thread.sleep(LEASE.plus(period).toMillis()); // the span observed; nothing is awaited
+                for (Lease lease : leases) {
+                    assertThat(lease.isValid()).as("%s, held past its lease", lease.lockName()).isTrue();
+                }
+                Lease gone = leases.get(2);
+                cluster.cliFollowing("DEL", RedisKeys.permitKey(RedisKeys.semaphoreTag(PREFIX, semaphore),
+                        ((SemaphoreLease) gone).slot()));
+                gone.lost().toCompletableFuture().get(period.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS);
+                Thread.sleep(period.multipliedBy(2).toMillis()); // two more rounds for the others
+                for (Lease lease : leases) {
+                    if (lease != gone) {
+                        assertThat(lease.isValid()).as("%s", lease.lockName()).isTrue();
+                    }
+                }
+            } finally {
+                leases.forEach(Lease::close);
+            }
+        }
+    }
+
+    /** The first name {@code prefix + i} whose {@code key} falls in hash slot {@code slot}. */
+    private static String sameSlot(String prefix, int slot, java.util.function.UnaryOperator<String> key) {
+        for (int i = 0; ; i++) {
+            if (slots.hashSlot(key.apply(prefix + i)) == slot) {
+                return prefix + i;
             }
         }
     }

@@ -21,9 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A client holding many locks renews them together: the script calls the server counts ({@code INFO commandstats})
- * while 200 locks are held are about those of one lock, at most two a check period, and each lock still stays valid
- * and is still told its own loss.
+ * A client holding many grants renews them together: the script calls the server counts ({@code INFO commandstats})
+ * while 200 locks, or 200 locks, permits and read-write grants, are held are about those of one lock, at most two a
+ * check period, and each grant still stays valid and is still told its own loss.
  *
  * <p>The server is this class's own, so no other test's clients add to its counters.
  */
@@ -37,6 +37,7 @@ class RedisManyLocksTest {
     /** How long the locks are held while counted: longer than the lease, so only renewals keep them valid. */
     private static final Duration HOLD = PERIOD.multipliedBy(5);
     private static final int MANY = 200;
+    private static final String PREFIX = RedisLockBackend.DEFAULT_NAMESPACE + ":";
 
     @RegisterExtension
     static final SharedServer<RedisServer> REDIS = SharedServer.of("redis-many-locks", RedisServer::start);
@@ -62,12 +63,26 @@ class RedisManyLocksTest {
         }
     }
 
+    @Test
+    void held_permits_and_read_write_grants_are_renewed_in_the_scripts_of_the_locks() throws Exception {
+        try (LockClient client = client()) {
+            double mixed = scriptsPerPeriod(client, MANY, i -> grant(client, "mixed", i));
+            System.out.printf("script calls per check period (%d ms) while %d locks, permits, reads and writes are held:"
+                    + " %.2f%n", PERIOD.toMillis(), MANY, mixed);
+        }
+    }
+
     /** Script calls per check period while {@code count} locks are held, with the bounds asserted. */
     private static double scriptsPerPeriod(LockClient client, String name, int count) throws Exception {
+        return scriptsPerPeriod(client, count, i -> client.lock(name + ":" + i).tryLock(TIMEOUT).orElseThrow());
+    }
+
+    /** Script calls per check period while the {@code count} grants {@code take} returns are held, with the bounds asserted. */
+    private static double scriptsPerPeriod(LockClient client, int count, Take take) throws Exception {
         List<Lease> leases = new ArrayList<>();
         try {
             for (int i = 0; i < count; i++) {
-                leases.add(client.lock(name + ":" + i).tryLock(TIMEOUT).orElseThrow());
+                leases.add(take.apply(i));
             }
             Map<String, Long> before = commandStats(server);
             long start = System.nanoTime();
@@ -75,9 +90,9 @@ class RedisManyLocksTest {
             Map<String, Long> grew = delta(before, commandStats(server));
             double periods = (System.nanoTime() - start) / (double) PERIOD.toNanos();
             long scripts = scriptCalls(grew);
-            // At most two rounds a period, each one script for up to 500 keys outside a cluster; one round more for a
-            // span that cuts a period in two.
-            assertThat((double) scripts).as("script calls in %.2f check periods with %d locks held: %s", periods, count,
+            // At most two rounds a period, each one script for up to 500 grants outside a cluster; one round more for
+            // a span that cuts a period in two.
+            assertThat((double) scripts).as("script calls in %.2f check periods with %d grants held: %s", periods, count,
                     grew).isLessThanOrEqualTo(2 * Math.ceil(periods) + 2);
             for (Lease lease : leases) {
                 assertThat(lease.isValid()).as("%s, held for longer than its lease", lease.lockName()).isTrue();
@@ -88,23 +103,58 @@ class RedisManyLocksTest {
         }
     }
 
+    /** Takes grant {@code i} of a test's many. */
+    private interface Take {
+        Lease apply(int i) throws InterruptedException;
+    }
+
+    /** Grant {@code i} of a mix of every kind the backend renews: a lock, a permit, a read or a write, in turn. */
+    private static Lease grant(LockClient client, String name, int i) throws InterruptedException {
+        String own = name + ":" + i;
+        return switch (i % 4) {
+            case 0 -> client.lock(own).tryLock(TIMEOUT).orElseThrow();
+            case 1 -> client.semaphore(own, 2).tryAcquire(TIMEOUT).orElseThrow();
+            case 2 -> client.readWriteLock(own).readLock().tryLock(TIMEOUT).orElseThrow();
+            default -> client.readWriteLock(own).writeLock().tryLock(TIMEOUT).orElseThrow();
+        };
+    }
+
+    /** The key whose deletion ends grant {@code i} of {@link #grant}: its lock key, its permit's slot key, its readers or writer key. */
+    private static String keyOf(String name, int i) {
+        String own = name + ":" + i;
+        String tag = RedisKeys.semaphoreTag(PREFIX, own);
+        return switch (i % 4) {
+            case 0 -> PREFIX + own;
+            case 1 -> RedisKeys.permitKey(tag, 0);
+            case 2 -> RedisKeys.readersKey(tag);
+            default -> RedisKeys.writerKey(tag);
+        };
+    }
+
     @Test
-    void among_many_renewed_together_a_lock_whose_key_was_deleted_is_lost_and_the_others_are_not() throws Exception {
+    void among_many_grants_renewed_together_each_whose_key_was_deleted_is_lost_and_the_others_are_not()
+            throws Exception {
         try (LockClient client = client()) {
             List<Lease> leases = new ArrayList<>();
             try {
                 for (int i = 0; i < MANY; i++) {
-                    leases.add(client.lock("lose-one:" + i).tryLock(TIMEOUT).orElseThrow());
+                    leases.add(grant(client, "lose-one", i));
                 }
-                Lease gone = leases.get(MANY / 2);
-                server.cli(List.of(), "DEL", RedisLockBackend.DEFAULT_NAMESPACE + ":" + gone.lockName());
-                // the next round finds it, within a check period and a round trip
-                gone.lost().toCompletableFuture().get(PERIOD.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS);
-                assertThat(gone.isValid()).as("the lock whose key was deleted").isFalse();
-                // two more rounds: every other lock is still confirmed, none is told a loss
+                // one grant of each kind, from the middle: a lock, a permit, a read, a write
+                List<Lease> gone = leases.subList(MANY / 2, MANY / 2 + 4);
+                for (int i = MANY / 2; i < MANY / 2 + 4; i++) {
+                    assertThat(server.cli(List.of(), "DEL", keyOf("lose-one", i)).trim()).as("DEL %s", keyOf("lose-one", i))
+                            .isEqualTo("1");
+                }
+                // the next round finds each, within a check period and a round trip
+                for (Lease lease : gone) {
+                    lease.lost().toCompletableFuture().get(PERIOD.plus(TIMEOUT).toMillis(), TimeUnit.MILLISECONDS);
+                    assertThat(lease.isValid()).as("%s, whose key was deleted", lease.lockName()).isFalse();
+                }
+                // two more rounds: every other grant is still confirmed, none is told a loss
                 Thread.sleep(PERIOD.multipliedBy(2).toMillis()); // the span observed; nothing is awaited
                 for (Lease lease : leases) {
-                    if (lease != gone) {
+                    if (!gone.contains(lease)) {
                         assertThat(lease.isValid()).as("%s", lease.lockName()).isTrue();
                         assertThat(lease.lost().toCompletableFuture().isDone()).as("%s told a loss", lease.lockName())
                                 .isFalse();
