@@ -331,13 +331,12 @@ class RedisEdgesTest {
 
     /** Waiters in the lock's queue, as the server holds it. */
     private static long queued(String key) {
-        return Long.parseLong(server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key)));
+        return RedisOperationCountTest.queued(server, key);
     }
 
     /** Clients listening on wake channels of the lock (one each, whatever their waiters), as the server counts them. */
     private static long subscribers(String key) {
-        return server.cli(List.of(), "PUBSUB", "CHANNELS", RedisKeys.wakeChannel(RedisKeys.wakeChannel(key), "*")).lines()
-                .filter(l -> !l.isBlank()).count();
+        return RedisOperationCountTest.wakeChannels(server, RedisKeys.wakeChannel(key)).size();
     }
 
     @Test

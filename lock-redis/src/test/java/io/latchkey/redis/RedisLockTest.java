@@ -371,13 +371,12 @@ class RedisLockTest {
     /** Waits until lock key {@code key}'s queue has {@code entries} entries and {@code clients} clients listen for its wake-ups. */
     private static void awaitQueuedAndListening(String key, int entries, int clients, Duration within) {
         Awaitility.await().atMost(within).pollInterval(Duration.ofMillis(20))
-                .until(() -> server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key)).trim().equals(String.valueOf(entries))
+                .until(() -> RedisOperationCountTest.queued(server, key) == entries
                         && listening(key).size() == clients);
     }
 
     /** The wake channels of lock key {@code key} subscribed on the server, one per listening client. */
     private static List<String> listening(String key) {
-        return server.cli(List.of(), "PUBSUB", "CHANNELS", RedisKeys.wakeChannel(RedisKeys.wakeChannel(key), "*")).lines()
-                .map(String::trim).filter(l -> !l.isBlank()).toList();
+        return RedisOperationCountTest.wakeChannels(server, RedisKeys.wakeChannel(key));
     }
 }

@@ -176,7 +176,7 @@ class RedisOperationCountTest {
                 Lease held = holder.lock(name).lock(Duration.ZERO);
                 Future<Optional<Lease>> waiting = POOL.submit(() -> waiter.lock(name).tryLock(LEASE));
                 Awaitility.await("the waiter queued and subscribed").atMost(LEASE.dividedBy(2)).until(() ->
-                        Long.parseLong(server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key))) == 1
+                        queued(server, key) == 1
                                 && waiterChannels(RedisKeys.wakeChannel(key)) == 1);
                 held.close();
                 waiting.get(LEASE.toMillis(), TimeUnit.MILLISECONDS).orElseThrow().close();
@@ -280,7 +280,7 @@ class RedisOperationCountTest {
         // (with a round trip to spare for its release), which would be one more script call
         Duration beforeRenewal = HAND_OVER_LEASE.minus(MARGIN).dividedBy(3).minus(TIMEOUT);
         Awaitility.await("all waiters queued and subscribed").atMost(beforeRenewal).until(() ->
-                Long.parseLong(server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key))) == WAITERS
+                queued(server, key) == WAITERS
                         && waiterChannels(RedisKeys.wakeChannel(key)) == WAITERS);
         holder.close();
         for (Future<Boolean> w : waiters) {
@@ -317,8 +317,18 @@ class RedisOperationCountTest {
 
     /** How many clients listen on wake channels under {@code channel} (one each, whatever their waiters), as the server counts them. */
     private static long waiterChannels(String channel) {
+        return wakeChannels(server, channel).size();
+    }
+
+    /** The clients' wake channels under {@code channel} subscribed on {@code server}, one per listening client. */
+    static List<String> wakeChannels(RedisServer server, String channel) {
         return server.cli(List.of(), "PUBSUB", "CHANNELS", RedisKeys.wakeChannel(channel, "*")).lines()
-                .filter(l -> !l.isBlank()).count();
+                .map(String::trim).filter(l -> !l.isBlank()).toList();
+    }
+
+    /** The entries in the waiter queue of lock key {@code key} on {@code server}. */
+    static long queued(RedisServer server, String key) {
+        return Long.parseLong(server.cli(List.of(), "ZCARD", RedisKeys.waitersKey(key)).trim());
     }
 
     private static long subscribers(String channel) {
