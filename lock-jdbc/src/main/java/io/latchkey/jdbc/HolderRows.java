@@ -213,25 +213,8 @@ final class HolderRows {
 
     /** Deletes the holder row if it still carries {@code owner}; on PostgreSQL notifies the release in the same statement. */
     void release(Connection c, char kind, String name, String owner, String wakeKey) throws SQLException {
-        String delete = "DELETE FROM " + tables.holders() + " WHERE kind = ? AND name = ? AND owner = ?";
-        if (dialect.notifies() && wakeKey != null) {
-            try (PreparedStatement s = c.prepareStatement("WITH r AS (" + delete + " RETURNING name) SELECT pg_notify(?, ?)"
-                    + " FROM r")) {
-                s.setString(1, String.valueOf(kind));
-                s.setString(2, name);
-                s.setString(3, owner);
-                s.setString(4, tables.channel());
-                s.setString(5, wakeKey);
-                s.executeQuery().close();
-            }
-        } else {
-            try (PreparedStatement s = c.prepareStatement(delete)) {
-                s.setString(1, String.valueOf(kind));
-                s.setString(2, name);
-                s.setString(3, owner);
-                s.executeUpdate();
-            }
-        }
+        tables.writeAndNotify(c, dialect, "DELETE FROM " + tables.holders() + " WHERE kind = ? AND name = ? AND owner = ?",
+                wakeKey, String.valueOf(kind), name, owner);
     }
 
     /** The semaphore's permits as recorded, or null if it has no row. */

@@ -120,24 +120,8 @@ final class LockRows {
 
     /** Frees the row if it still carries {@code owner}; on PostgreSQL notifies the release in the same statement. */
     void release(Connection c, String name, String owner) throws SQLException {
-        String free = "UPDATE " + tables.names() + " SET owner = NULL, expires_ms = NULL, holder = NULL, since_ms = NULL"
-                + " WHERE kind = 'L' AND name = ? AND owner = ?";
-        if (dialect.notifies()) {
-            try (PreparedStatement s = c.prepareStatement("WITH r AS (" + free + " RETURNING name) SELECT pg_notify(?, ?)"
-                    + " FROM r")) {
-                s.setString(1, name);
-                s.setString(2, owner);
-                s.setString(3, tables.channel());
-                s.setString(4, Wakeups.key('L', name));
-                s.executeQuery().close();
-            }
-        } else {
-            try (PreparedStatement s = c.prepareStatement(free)) {
-                s.setString(1, name);
-                s.setString(2, owner);
-                s.executeUpdate();
-            }
-        }
+        tables.writeAndNotify(c, dialect, "UPDATE " + tables.names() + " SET owner = NULL, expires_ms = NULL, holder = NULL,"
+                + " since_ms = NULL WHERE kind = 'L' AND name = ? AND owner = ?", Wakeups.key('L', name), name, owner);
     }
 
     /** Lets the row expire {@code millis} from the database's now instead of renewing it; false if it is no longer held. */
@@ -188,29 +172,17 @@ final class LockRows {
         }
     }
 
-    /** Ends the current grant of {@code name}, whoever holds it; the row and its token stay. */
+    /**
+     * Ends the current grant of {@code name}, whoever holds it; the row and its token stay. On PostgreSQL the
+     * waiters are notified when the transaction commits.
+     */
     Optional<GrantRecord> force(Connection c, String name) throws SQLException {
         Optional<GrantRecord> ended = inspect(c, name, true);
         if (ended.isPresent()) {
-            try (PreparedStatement s = c.prepareStatement("UPDATE " + tables.names() + " SET owner = NULL, expires_ms = NULL,"
-                    + " holder = NULL, since_ms = NULL WHERE kind = 'L' AND name = ?")) {
-                s.setString(1, name);
-                s.executeUpdate();
-            }
-            notify(c, Wakeups.key('L', name));
+            tables.writeAndNotify(c, dialect, "UPDATE " + tables.names() + " SET owner = NULL, expires_ms = NULL,"
+                    + " holder = NULL, since_ms = NULL WHERE kind = 'L' AND name = ?", Wakeups.key('L', name), name);
         }
         return ended;
-    }
-
-    /** On PostgreSQL, {@code NOTIFY}s the waiters of {@code key} when the transaction commits. */
-    void notify(Connection c, String key) throws SQLException {
-        if (dialect.notifies()) {
-            try (PreparedStatement s = c.prepareStatement("SELECT pg_notify(?, ?)")) {
-                s.setString(1, tables.channel());
-                s.setString(2, key);
-                s.executeQuery().close();
-            }
-        }
     }
 
     List<String> list(Connection c, String prefix, String after, int limit) throws SQLException {

@@ -1,6 +1,7 @@
 package io.latchkey.jdbc;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.regex.Pattern;
@@ -44,6 +45,30 @@ record Tables(String namespace) {
     /** The PostgreSQL channel that releases notify, and waiters listen on. */
     String channel() {
         return namespace + "_release";
+    }
+
+    /**
+     * Runs {@code write}, an UPDATE or DELETE of these tables with the parameters {@code params}, and on
+     * PostgreSQL, given a {@code wakeKey}, notifies that key on {@link #channel()} in the same statement for
+     * the row it changed: the notification goes out when the write commits, and a write that changed nothing
+     * (a release after the row expired) wakes nobody.
+     */
+    void writeAndNotify(Connection c, Dialect dialect, String write, String wakeKey, String... params) throws SQLException {
+        boolean notify = dialect.notifies() && wakeKey != null;
+        String sql = notify ? "WITH r AS (" + write + " RETURNING name) SELECT pg_notify(?, ?) FROM r" : write;
+        try (PreparedStatement s = c.prepareStatement(sql)) {
+            int i = 1;
+            for (String p : params) {
+                s.setString(i++, p);
+            }
+            if (notify) {
+                s.setString(i++, channel());
+                s.setString(i, wakeKey);
+                s.executeQuery().close();
+            } else {
+                s.executeUpdate();
+            }
+        }
     }
 
     /**
