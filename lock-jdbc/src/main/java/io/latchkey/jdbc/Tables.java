@@ -72,26 +72,55 @@ record Tables(String namespace) {
     }
 
     /**
-     * Makes sure both tables exist: creates them when the user may ({@code CREATE TABLE IF NOT EXISTS}),
-     * and otherwise checks that they are there and readable.
+     * Makes sure both tables exist with Latchkey's columns and this user may read them: one read of each
+     * when they do. Tables the read does not find are created ({@code CREATE TABLE IF NOT EXISTS}) when
+     * {@code create} allows and the user may, and read again; a table without a column Latchkey uses is
+     * the read's error.
      *
      * @throws Missing if they are missing and this user could not create them
      * @throws SQLException if they cannot be read
      */
     void ensure(Connection c, Dialect dialect, boolean create) throws SQLException {
-        if (create && !present(c)) {
-            try (Statement s = c.createStatement()) {
-                for (String ddl : dialect.ddlStatements(namespace)) {
-                    s.execute(ddl);
-                }
-            } catch (SQLException e) {
-                // not allowed to create, or another client created them at the same moment (PostgreSQL's
-                // IF NOT EXISTS is not safe against a concurrent CREATE): the check below tells
-                if (!present(c)) {
-                    throw new Missing(e);
-                }
+        try {
+            read(c);
+            return;
+        } catch (SQLException e) {
+            if (!create || !notFound(dialect, e)) {
+                throw e;
             }
+            rollback(c); // on PostgreSQL a failed statement ends an open transaction: the DDL starts afresh
         }
+        SQLException notCreated = null;
+        try (Statement s = c.createStatement()) {
+            for (String ddl : dialect.ddlStatements(namespace)) {
+                s.execute(ddl);
+            }
+        } catch (SQLException e) {
+            // not allowed to create, or another client created them at the same moment (PostgreSQL's
+            // IF NOT EXISTS is not safe against a concurrent CREATE): the read below tells
+            rollback(c);
+            notCreated = e;
+        }
+        try {
+            read(c);
+        } catch (SQLException e) {
+            if (notCreated != null && notFound(dialect, e)) {
+                throw new Missing(notCreated);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * The read found no table, or may not see it: MariaDB and MySQL deny a table the user has no grant on
+     * whether it exists or not.
+     */
+    private static boolean notFound(Dialect dialect, SQLException e) {
+        return dialect.isMissingTable(e) || dialect.isDenied(e);
+    }
+
+    /** Reads no row of either table, naming every column Latchkey uses. */
+    private void read(Connection c) throws SQLException {
         try (Statement s = c.createStatement()) {
             s.executeQuery("SELECT kind, name, token, owner, expires_ms, holder, since_ms, permits, last_slot,"
                     + " waiting_writer, waiting_until_ms FROM " + names() + " WHERE 1 = 0").close();
@@ -100,16 +129,9 @@ record Tables(String namespace) {
         }
     }
 
-    private boolean present(Connection c) throws SQLException {
-        try (Statement s = c.createStatement()) {
-            s.executeQuery("SELECT 1 FROM " + names() + " WHERE 1 = 0").close();
-            s.executeQuery("SELECT 1 FROM " + holders() + " WHERE 1 = 0").close();
-            return true;
-        } catch (SQLException e) {
-            if (!c.getAutoCommit()) {
-                c.rollback();
-            }
-            return false;
+    private static void rollback(Connection c) throws SQLException {
+        if (!c.getAutoCommit()) {
+            c.rollback();
         }
     }
 

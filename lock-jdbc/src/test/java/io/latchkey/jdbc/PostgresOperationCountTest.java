@@ -15,7 +15,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * What a lock costs the server, counted by PostgreSQL itself ({@code pg_stat_statements}), on tables of a
  * namespace of this test's own so that no other test's statements are counted: one statement to grant,
- * one to release, none beside them, and the name's counter row is all that stays.
+ * one to release, none beside them, and the name's counter row is all that stays; a connect reads each
+ * table once.
  */
 class PostgresOperationCountTest {
 
@@ -37,7 +38,7 @@ class PostgresOperationCountTest {
             try (Lease lease = client.lock("counted").tryLock(Duration.ZERO).orElseThrow()) {
                 token = lease.fencingToken();
             }
-            assertThat(statements(server)).as("statements on %s_names and %s_holders for one lock and unlock: %s", NAMESPACE,
+            assertThat(statements(server, NAMESPACE)).as("statements on %s_names and %s_holders for one lock and unlock: %s", NAMESPACE,
                     NAMESPACE, server.sql("select calls, query from pg_stat_statements where query like '%" + NAMESPACE
                             + "\\_%'")).isEqualTo(2);
             assertThat(server.sql("select token, owner is null, expires_ms is null from " + NAMESPACE
@@ -47,10 +48,27 @@ class PostgresOperationCountTest {
         }
     }
 
-    /** How many statements that touch this namespace's tables PostgreSQL ran since the last reset. */
-    private static long statements(PostgresServer server) {
-        String sum = server.sql("select coalesce(sum(calls), 0) from pg_stat_statements where query like '%" + NAMESPACE
-                + "\\_names%' or query like '%" + NAMESPACE + "\\_holders%'");
+    /** The namespace of {@link #connectingToTablesThatAreThereReadsEachOnce}'s tables. */
+    private static final String CONNECTS = "connects";
+
+    /** A client that connects to tables that are there reads each once, for its columns, and creates nothing. */
+    @Test
+    void connectingToTablesThatAreThereReadsEachOnce() throws Exception {
+        PostgresServer server = SERVER.get();
+        URI uri = URI.create(server.uri(server.endpoints()));
+        LockOptions options = LockOptions.builder().namespace(CONNECTS).build();
+        LockClient.connect(uri, options).close(); // the first client creates the tables
+        server.sql("select pg_stat_statements_reset()");
+        LockClient.connect(uri, options).close();
+        assertThat(statements(server, CONNECTS)).as("statements on %s_names and %s_holders for a connect: %s", CONNECTS,
+                CONNECTS, server.sql("select calls, query from pg_stat_statements where query like '%" + CONNECTS
+                        + "\\_%'")).isEqualTo(2);
+    }
+
+    /** How many statements that touch the tables of {@code namespace} PostgreSQL ran since the last reset. */
+    private static long statements(PostgresServer server, String namespace) {
+        String sum = server.sql("select coalesce(sum(calls), 0) from pg_stat_statements where query like '%" + namespace
+                + "\\_names%' or query like '%" + namespace + "\\_holders%'");
         return Long.parseLong(sum.trim());
     }
 
