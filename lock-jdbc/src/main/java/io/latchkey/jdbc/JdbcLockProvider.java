@@ -144,7 +144,9 @@ public final class JdbcLockProvider implements LockProviderFactory {
             throw connectFailure(dialect, where, tables, e.getCause() instanceof SQLException sql ? sql : null, e);
         }
         try {
-            JdbcLockBackend backend = open(pool, true, dialect, where, tables, options, poll, create, n, pool);
+            Deadline bound = Deadline.after(options.timeout()); // for the first connection and the tables' check
+            Dialect found = detect(pool, dialect, where, tables, bound);
+            JdbcLockBackend backend = open(pool, true, found, where, tables, options, poll, create, n, pool, bound);
             STARTUP.connected();
             return backend;
         } catch (RuntimeException e) {
@@ -171,14 +173,14 @@ public final class JdbcLockProvider implements LockProviderFactory {
         Tables tables = Tables.of(options.namespace(), where);
         Dialect dialect;
         try (Connection c = dataSource.getConnection()) {
-            DatabaseMetaData meta = c.getMetaData();
-            dialect = Dialect.ofProduct(meta.getDatabaseProductName(), meta.getDatabaseProductVersion());
+            dialect = dialectOf(c);
         } catch (SQLException e) {
             throw new LockBackendUnavailableException("", "cannot connect through " + where + ": " + e.getMessage(), e);
         }
         int n = CLIENTS.incrementAndGet();
         JdbcLockBackend backend = open(dataSource, false, dialect, where, tables, options,
-                pollInterval(options, dialect, where), createTables(options, where), n, null);
+                pollInterval(options, dialect, where), createTables(options, where), n, null,
+                Deadline.after(options.timeout()));
         return LockClients.of(dialect.toString(), backend, options);
     }
 
@@ -188,29 +190,46 @@ public final class JdbcLockProvider implements LockProviderFactory {
         return dialect.ddlFor(Tables.of(namespace, "the DDL").namespace());
     }
 
+    /** The database a connection reaches, from its metadata. */
+    private static Dialect dialectOf(Connection c) throws SQLException {
+        DatabaseMetaData meta = c.getMetaData();
+        return Dialect.ofProduct(meta.getDatabaseProductName(), meta.getDatabaseProductVersion());
+    }
+
+    /**
+     * The database behind Latchkey's own pool, from a connection of it within {@code bound}: a
+     * {@code mysql://} or {@code mariadb://} URI, which {@code assumed} comes from, reaches MariaDB or MySQL.
+     */
+    private static Dialect detect(HikariDataSource pool, Dialect assumed, String where, Tables tables, Deadline bound) {
+        try (Connection c = ((HikariPool) pool.getHikariPoolMXBean()).getConnection(Math.max(1, bound.remainingMillis()))) {
+            return dialectOf(c);
+        } catch (SQLException e) {
+            if (Thread.currentThread().isInterrupted()) { // HikariCP tells an interrupted wait as an SQLException
+                throw new LockBackendUnavailableException("", "interrupted while connecting to " + where, e);
+            }
+            throw connectFailure(assumed, where, tables, e, e);
+        }
+    }
+
+    /** The backend on {@code dataSource}, once its tables are there, checked within {@code bound}. */
     private static JdbcLockBackend open(DataSource dataSource, boolean ownPool, Dialect dialect, String where,
-            Tables tables, LockOptions options, Duration poll, boolean create, int n, AutoCloseable pool) {
+            Tables tables, LockOptions options, Duration poll, boolean create, int n, AutoCloseable pool, Deadline bound) {
         String prefix = "latchkey-jdbc-" + n;
         ExecutorService threads = Executors.newCachedThreadPool(DaemonThreads.factory(prefix + "-call"));
         Database db = new Database(dataSource, ownPool, dialect, where, tables, options.timeout(), threads);
         try {
-            Dialect actual = db.call(null, "checking Latchkey's tables in " + where, Deadline.after(options.timeout()), c -> {
-                DatabaseMetaData meta = c.getMetaData();
-                Dialect found = Dialect.ofProduct(meta.getDatabaseProductName(), meta.getDatabaseProductVersion());
-                tables.ensure(c, found, create);
-                return found;
+            db.call(null, "checking Latchkey's tables in " + where, bound, c -> {
+                tables.ensure(c, dialect, create);
+                return null;
             });
-            if (actual != dialect) {
-                db = new Database(dataSource, ownPool, actual, where, tables, options.timeout(), threads);
-            }
         } catch (Tables.Missing e) {
             threads.shutdownNow();
-            throw new IllegalArgumentException(tables.missing(where, db.dialect) + "\n(creating them failed: "
+            throw new IllegalArgumentException(tables.missing(where, dialect) + "\n(creating them failed: "
                     + e.getMessage() + ")", e.getCause());
         } catch (LockException e) {
             threads.shutdownNow();
-            if (e.getCause() instanceof SQLException sql && db.dialect.isMissingTable(sql)) {
-                throw new IllegalArgumentException(tables.missing(where, db.dialect), e);
+            if (e.getCause() instanceof SQLException sql && dialect.isMissingTable(sql)) {
+                throw new IllegalArgumentException(tables.missing(where, dialect), e);
             }
             throw e;
         } catch (InterruptedException e) {
@@ -224,7 +243,7 @@ public final class JdbcLockProvider implements LockProviderFactory {
     }
 
     private static RuntimeException connectFailure(Dialect dialect, String where, Tables tables, SQLException sql,
-            RuntimeException e) {
+            Exception e) {
         if (sql != null && dialect.isDenied(sql)) {
             return new IllegalArgumentException(dialect + " at " + where + " refused the user: " + sql.getMessage()
                     + "; check the user and password in the URI, and that the server's access rules (pg_hba.conf on"

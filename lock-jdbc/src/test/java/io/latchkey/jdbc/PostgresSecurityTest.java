@@ -51,6 +51,17 @@ class PostgresSecurityTest {
         assertThat(missing.getMessage()).contains("not_created_names", "not_created_holders", "may not create them",
                 "CREATE TABLE IF NOT EXISTS not_created_names", "schema-postgresql.sql");
         assertThat(server.sql("select count(*) from pg_tables where tablename like 'not\\_created%'")).isEqualTo("0");
+        awaitNoConnectionOf(server, USER); // the failed connect closed the pool it had opened
+    }
+
+    /** Returns once the server has no connection of {@code user}: a closed connection's backend ends soon after. */
+    private static void awaitNoConnectionOf(PostgresServer server, String user) throws InterruptedException {
+        String count = "select count(*) from pg_stat_activity where usename = '" + user + "'";
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!server.sql(count).equals("0")) {
+            assertThat(System.nanoTime() - end).as("connections of %s left on the server", user).isNegative();
+            Thread.sleep(20); // reading the server's view until the backends are gone: there is nothing to wait on
+        }
     }
 
     @Test
