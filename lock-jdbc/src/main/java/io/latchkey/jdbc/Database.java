@@ -96,13 +96,14 @@ final class Database {
             try {
                 borrowed = connection(lockName, what, bound);
             } catch (SQLException e) {
-                throw failure(lockName, what, e); // the pool waited out the bound: no time is left to try again
+                // the pool waited out the bound, or the application's DataSource failed at once: not tried again
+                throw failure(lockName, what, bound, e);
             }
             try (Connection c = borrowed) {
                 int previousTimeout = ownPool ? -1 : c.getNetworkTimeout();
                 long left = bound.remainingMillis();
                 if (left <= 0) {
-                    throw unavailable(lockName, what, null);
+                    throw unavailable(lockName, what, bound, null);
                 }
                 c.setNetworkTimeout(threads, (int) Math.min(Integer.MAX_VALUE, left));
                 try {
@@ -122,7 +123,7 @@ final class Database {
                     Thread.sleep(RETRY_MILLIS);
                     continue;
                 }
-                throw failure(lockName, what, e);
+                throw failure(lockName, what, bound, e);
             }
         }
     }
@@ -169,7 +170,7 @@ final class Database {
             return borrowed.get(Math.max(1, bound.remainingNanos()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             borrowed.thenAccept(Database::closeQuietly); // a connection that comes too late goes back at once
-            throw unavailable(lockName, what + " (no connection from the application's DataSource)", e);
+            throw unavailable(lockName, what + " (no connection from the application's DataSource)", bound, e);
         } catch (InterruptedException e) {
             borrowed.thenAccept(Database::closeQuietly);
             throw e;
@@ -177,7 +178,7 @@ final class Database {
             if (e.getCause() instanceof SQLException sql) {
                 throw sql;
             }
-            throw unavailable(lockName, what, e.getCause());
+            throw unavailable(lockName, what, bound, e.getCause());
         }
     }
 
@@ -191,8 +192,8 @@ final class Database {
         }
     }
 
-    /** What an {@link SQLException} of a call means for the user. */
-    LockException failure(String lockName, String what, SQLException e) {
+    /** What an {@link SQLException} of a call within {@code bound} means for the user. */
+    LockException failure(String lockName, String what, Deadline bound, SQLException e) {
         if (dialect.isMissingTable(e)) {
             return new LockException(lockName, what + " failed: " + tables.missing(where, dialect) + " (" + e.getMessage()
                     + ")", e);
@@ -201,12 +202,51 @@ final class Database {
             return new LockException(lockName, what + " was refused by " + where + ": " + e.getMessage() + "; "
                     + tables.grantAdvice(dialect), e);
         }
-        return unavailable(lockName, what, e);
+        return unavailable(lockName, what, bound, e);
     }
 
-    LockBackendUnavailableException unavailable(String lockName, String what, Throwable cause) {
-        String reason = cause == null ? "" : ": " + (cause.getMessage() == null ? cause.toString() : cause.getMessage());
-        return new LockBackendUnavailableException(lockName, dialect + " database " + where + " did not complete " + what
-                + " within " + Durations.format(timeout) + reason + "; check that it runs and is reachable", cause);
+    /**
+     * A call within {@code bound} that the database did not serve, told as it ended: the bound ran out
+     * (no answer within the timeout), the call was interrupted, or it failed at once: no connection, or
+     * an error of the database ({@code cause}).
+     */
+    LockBackendUnavailableException unavailable(String lockName, String what, Deadline bound, Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause()) {
+            if (t instanceof InterruptedException) { // HikariCP tells an interrupted wait as an SQLException
+                return interrupted(lockName, what, cause);
+            }
+        }
+        String reason = cause == null ? "" : ": " + reason(cause);
+        // a call that gave up with no more than a retry's pause left waited out its bound: a connection
+        // that keeps failing is tried again until then
+        if (bound.remainingMillis() <= RETRY_MILLIS) {
+            return new LockBackendUnavailableException(lockName, dialect + " database " + where + " did not complete "
+                    + what + " within " + Durations.format(timeout) + reason + "; check that it runs and is reachable",
+                    cause);
+        }
+        if (!(cause instanceof SQLException sql) || dialect.isConnectionFailure(sql)) {
+            return new LockBackendUnavailableException(lockName, what + " failed: could not connect to " + dialect
+                    + " database " + where + reason + "; check that it runs and accepts connections", cause);
+        }
+        String state = sql.getSQLState() == null ? "" : " (SQL state " + sql.getSQLState() + ")";
+        return new LockBackendUnavailableException(lockName, what + " failed on " + dialect + " database " + where + reason
+                + state + "; check that Latchkey's tables " + tables.names() + " and " + tables.holders() + " match its DDL"
+                + " (io/latchkey/jdbc/schema-" + dialect + ".sql) and that the database takes writes", cause);
+    }
+
+    /** A call that was interrupted before the database answered: it may have taken effect or not. */
+    LockBackendUnavailableException interrupted(String lockName, String what, Throwable cause) {
+        return new LockBackendUnavailableException(lockName, what + " was interrupted before " + dialect + " database "
+                + where + " answered; it may or may not have taken effect", cause);
+    }
+
+    /**
+     * The cause's message on one line, without a closing full stop: a server's error may add lines
+     * (PostgreSQL's position and hint).
+     */
+    private static String reason(Throwable cause) {
+        String message = cause.getMessage() == null ? cause.toString() : cause.getMessage();
+        String line = message.strip().replaceAll("\\s*\\R\\s*", " ");
+        return line.endsWith(".") ? line.substring(0, line.length() - 1) : line;
     }
 }

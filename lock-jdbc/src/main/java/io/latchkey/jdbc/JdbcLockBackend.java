@@ -330,7 +330,7 @@ final class JdbcLockBackend implements SemaphoreBackend, ReadWriteBackend {
             });
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw db.unavailable(lease.name, "the release of " + lease.where() + " (interrupted)", e);
+            throw db.interrupted(lease.name, "the release of " + lease.where(), e);
         } finally {
             wakeups.wake(lease.wakeKey());
         }

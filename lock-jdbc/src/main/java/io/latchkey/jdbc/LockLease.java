@@ -38,7 +38,7 @@ final class LockLease extends RowLease {
             return true;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw backend.db.unavailable(name, "handing the expiry of " + where() + " to the database", e);
+            throw backend.db.interrupted(name, "handing the expiry of " + where() + " to the database", e);
         }
     }
 
@@ -67,7 +67,7 @@ final class LockLease extends RowLease {
             return backend.db.call(name, what, Deadline.after(backend.db.timeout()), work);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw backend.db.unavailable(name, what + " (interrupted)", e);
+            throw backend.db.interrupted(name, what, e);
         }
     }
 }
