@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The requests that confirm a {@link GroupMember}'s grant once it is assigned the partition: a lock's
  * grant marker, then the offset commit that proves the coordinator still keeps the member and records
- * the grant ({@link GrantMetadata}). Used by the member's polling thread alone.
+ * the grant ({@link GrantMetadata}). Used by the thread that polls the member alone.
  *
  * <p>Why a commit. The assignment itself is no evidence that the coordinator keeps the member. The
  * coordinator starts every member's session when the join phase ends, and renews it at a SyncGroup only

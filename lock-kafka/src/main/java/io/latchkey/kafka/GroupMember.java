@@ -19,16 +19,20 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One contender for a lock or for one slot of a semaphore: a consumer in the lock's group (or the
- * slot's) and the thread that polls it, from the join until the member leaves. The member assigned the
+ * slot's), polled by a thread of its own from the join until its grant is confirmed, then by the backend's one
+ * thread for holders ({@link HeldPolls}) until the member leaves. The member assigned the
  * lock topic's only partition holds the lock; the member of slot {@code k}'s group assigned partition
  * {@code k} of the semaphore's topic holds that slot's permit ({@link SlotAssignor}). Either way the
  * group hands out one partition, so a slot's member is a lock's member in every respect but its
  * group, its partition and its assignor; {@link PermitRace} runs one per slot for an acquire.
  *
- * <p>The thread polls every {@value #POLL_MILLIS} ms whether the member waits or holds, so that a
+ * <p>The member is polled every {@value #POLL_MILLIS} ms whether it waits or holds, so that a
  * holder is never expelled for not polling ({@code max.poll.interval.ms}) however long the business
  * code runs, and a waiter stays in the group instead of rejoining (each join or leave rebalances the
- * whole group).
+ * whole group). A waiter's own thread polls for up to that long at a time and so takes the group's answers as
+ * they come; a holder's poll takes no time ({@link #pollHeld}), so one thread serves every holder of the client.
+ * A holder's consumer is closed by its releasing thread (as a waiter's by its own thread, which the release waits
+ * for), or after a loss by a thread started for it.
  *
  * <p>Its other parts: {@link GrantWait} is the acquire's side, {@link HeartbeatEvidence} the holder's
  * evidence that the broker still keeps it (rule 7), {@link HolderSlots} a holder's schedule slots and
@@ -61,8 +65,18 @@ final class GroupMember implements PermitLease {
     private final long timeoutNanos;
     private final Thread thread;
     private final AtomicBoolean released = new AtomicBoolean();
+    /** Whether this member's consumer was closed or is being closed: by one thread only. */
+    private final AtomicBoolean finishing = new AtomicBoolean();
+    /** Held by {@link HeldPolls}'s thread while it polls this member, so that a release closes the consumer after. */
+    private final Object pollLock = new Object();
+    /** {@link HeldPolls}'s thread while it polls this member, else null. */
+    private volatile Thread polledBy;
 
     private volatile boolean stopping;
+    /** Its own thread ended with the grant confirmed, and {@link HeldPolls} polls it; set under {@link #handOffLock}. */
+    private volatile boolean handedOff;
+    /** Orders a hand-off and the start of a release: one of them sees the other. */
+    private final Object handOffLock = new Object();
     /** Stopped when its lease was lost: else it would rejoin, a candidate under the lost lease. */
     private volatile boolean stoppedByLoss;
     /** When {@link #leave} was called; valid once {@link #stopping}. */
@@ -264,6 +278,9 @@ final class GroupMember implements PermitLease {
                         afterRebalanceWithoutGrant(c);
                     }
                 }
+                if (holding && !unconfirmed && handOff()) {
+                    return; // HeldPolls polls the consumer from now on
+                }
             }
         } catch (WakeupException e) {
             if (!stopping) {
@@ -272,12 +289,90 @@ final class GroupMember implements PermitLease {
         } catch (Throwable e) {
             fail(e);
         } finally {
+            if (!handedOff && finishing.compareAndSet(false, true)) {
+                finish(c);
+            }
+        }
+    }
+
+    /**
+     * Hands the consumer of a member that holds over to the backend's {@link HeldPolls}, unless a release began:
+     * then this thread goes on until it sees it, and closes the consumer.
+     */
+    private boolean handOff() {
+        synchronized (handOffLock) {
+            if (stopping) {
+                return false;
+            }
+            handedOff = true;
+        }
+        backend.heldPolls().adopt(this);
+        return true;
+    }
+
+    /**
+     * One poll of a member that holds, on {@link HeldPolls}'s thread, as its own thread polled it: a {@code poll} of
+     * no time, which runs a rebalance's callbacks (a partition revoked or lost ends the hold there) and the
+     * holder's evidence from its heartbeats.
+     *
+     * @return false once it is no longer polled there: released (the releasing thread closes the consumer), or lost
+     *     or failed (a thread started here closes it)
+     */
+    boolean pollHeld() {
+        synchronized (pollLock) {
+            if (stopping && !stoppedByLoss) {
+                return false;
+            }
+            KafkaConsumer<byte[], byte[]> c = consumer;
+            if (!stopping) {
+                long confirmedSentAt = heartbeats.observe(System.nanoTime());
+                polledBy = Thread.currentThread();
+                try {
+                    c.poll(Duration.ZERO);
+                    generation = c.groupMetadata().generationId();
+                    memberId = c.groupMetadata().memberId();
+                    if (holding && confirmedSentAt != Long.MIN_VALUE) {
+                        heartbeats.confirm(confirmedSentAt);
+                    }
+                } catch (WakeupException e) {
+                    if (!stopping) {
+                        fail(e);
+                    }
+                } catch (Throwable e) {
+                    fail(e);
+                } finally {
+                    polledBy = null;
+                }
+                if (holding && !stopping) {
+                    return true;
+                }
+                if (stopping && !stoppedByLoss) {
+                    return false; // released during the poll
+                }
+            }
+            // lost in a rebalance, or the poll failed: nobody releases it, so it leaves the group here
+            if (finishing.compareAndSet(false, true)) {
+                Thread t = new Thread(() -> finish(c), thread.getName() + "-leave");
+                t.setDaemon(true);
+                t.start();
+            }
+            return false;
+        }
+    }
+
+    /**
+     * Closes the consumer (which leaves the group), confirms the leave of a released holder if in doubt, and
+     * ends the member: once, on the thread that claimed {@link #finishing}.
+     */
+    private void finish(KafkaConsumer<byte[], byte[]> c) {
+        try {
             if (c != null) {
                 long closing = leave.close(c);
                 if (grant.granted() && stopping) {
                     leave.confirm(closing);
                 }
             }
+        } finally {
             // out of the backend's members before a release waiting in awaitLeft returns: after release() no
             // member of the lease is left (KafkaCostTest#releasedNamesLeaveNoStatePerName)
             backend.removed(this);
@@ -384,8 +479,16 @@ final class GroupMember implements PermitLease {
         if (!leave() && !stoppedByLoss) {
             return;
         }
-        if (Thread.currentThread() == thread) {
-            return; // called back from a loss signal on the polling thread: it ends after this poll
+        if (Thread.currentThread() == thread || Thread.currentThread() == polledBy) {
+            return; // called back from a loss signal in this member's poll: the member ends after it
+        }
+        if (handedOff) {
+            synchronized (pollLock) {
+                // a poll in progress on HeldPolls's thread ends (the wakeup) before the consumer is closed here
+            }
+            if (finishing.compareAndSet(false, true)) {
+                finish(consumer);
+            }
         }
         awaitLeft();
     }
@@ -401,7 +504,9 @@ final class GroupMember implements PermitLease {
             return false;
         }
         stopRequestedNanos = System.nanoTime();
-        stopping = true;
+        synchronized (handOffLock) {
+            stopping = true; // after this, no hand-off: see handOff
+        }
         grant.onRelease();
         KafkaConsumer<byte[], byte[]> c = consumer;
         if (c != null) {

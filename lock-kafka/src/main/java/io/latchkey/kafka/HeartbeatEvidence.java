@@ -27,8 +27,8 @@ import org.apache.kafka.common.MetricName;
  * coordinator gives every member a full session from when it loaded the group, which covers it
  * unless this member stays cut off from the new coordinator for longer than the safety margin.
  *
- * <p>Thread-safe as its member uses it: the polling thread observes and confirms; the bounds it
- * keeps are volatile, read from any thread.
+ * <p>Thread-safe as its member uses it: the thread that polls the member (its own, then {@link HeldPolls}'s,
+ * never both at once) observes and confirms; the bounds it keeps are volatile, read from any thread.
  */
 final class HeartbeatEvidence {
 

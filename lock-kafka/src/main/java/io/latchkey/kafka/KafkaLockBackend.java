@@ -43,7 +43,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>It shares one admin client (topic checks and creation) and one producer (the fencing markers,
  * all on one token topic) between all locks; each contender is a {@link GroupMember} with its own
- * consumer and polling thread, a semaphore's acquire one per slot ({@link PermitRace}), whose waits
+ * consumer, polled by a thread of its own until it holds and then by this client's one thread for holders
+ * ({@link HeldPolls}), a semaphore's acquire one per slot ({@link PermitRace}), whose waits
  * run on a pool of this client's. Connect is {@link KafkaConnect}'s, the topics {@link KafkaTopics}', the
  * markers and slot records {@link KafkaRecords}', and the wording of failures {@link KafkaErrors}'.
  * Thread-safe.
@@ -80,6 +81,8 @@ final class KafkaLockBackend implements SemaphoreBackend {
     private final boolean parkWaiters;
     /** Where the waits of a semaphore acquire's members run, a thread each while they wait. */
     private final ExecutorService permitWaits;
+    /** The polls of the members that hold. */
+    private final HeldPolls heldPolls = new HeldPolls("latchkey-kafka-held-" + MEMBERS.incrementAndGet());
 
     /**
      * Connects.
@@ -442,6 +445,10 @@ final class KafkaLockBackend implements SemaphoreBackend {
 
     boolean parkWaiters() {
         return parkWaiters;
+    }
+
+    HeldPolls heldPolls() {
+        return heldPolls;
     }
 
     void removed(GroupMember member) {

@@ -11,7 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A member's leaving of its group: its polling thread closes the consumer as it ends, which sends
+ * A member's leaving of its group: the thread that ends the member (its own polling thread, a holder's
+ * releasing thread, or after a loss a thread of its own) closes the consumer, which sends
  * LeaveGroup, and confirms the leave if in doubt; {@link GroupMember#release()} waits for both, bounded,
  * and throws what could not be confirmed.
  *
@@ -20,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * coordinator, within half the timeout, whether this member is gone, and records a failure for
  * {@link GroupMember#release()} if it cannot tell. A release that reached the broker costs nothing more.
  *
- * <p>Thread-safe: the polling thread closes and confirms, the releasing thread waits on a latch.
+ * <p>Thread-safe: one thread closes and confirms, the releasing thread waits on a latch.
  */
 final class LeaveConfirmation {
 
@@ -83,13 +84,13 @@ final class LeaveConfirmation {
         }
     }
 
-    /** The polling thread has ended. */
+    /** The member has ended: its consumer is closed. */
     void finished() {
         finished.countDown();
     }
 
     /**
-     * Waits for the polling thread to end, bounded.
+     * Waits for the member to end, bounded.
      *
      * @throws LockBackendUnavailableException if it did not end in time, or the leave could not be confirmed
      */

@@ -17,19 +17,22 @@
  *       joining member never takes the partition from its owner. The new protocol
  *       ({@code group.protocol=consumer}) is not offered: its session and heartbeat are broker
  *       settings (45 s and 5 s by default), too slow for failover and hand-over.</li>
- *   <li><b>Members.</b> One consumer and one polling thread per contender, from its join until it
- *       leaves. Waiters stay in the group until they are assigned the partition or their wait ends;
- *       holders poll on while the business code runs, so {@code max.poll.interval.ms} never expels
- *       them. A zero wait still joins once and waits for that rebalance. Release closes the consumer,
- *       which leaves the group at once. That is the protocol's cost, and it is per contender, not per
- *       client: each holder and each
- *       waiter is one {@code KafkaConsumer} with its polling thread ({@code latchkey-kafka-<topic>-<n>}),
- *       the consumer's own heartbeat thread, and connections to the group coordinator and the
- *       partition's leader. Unless the application's settings ask for them ({@code metric.reporters},
+ *   <li><b>Members.</b> One consumer per contender, from its join until it leaves, polled by a thread
+ *       of its own ({@code latchkey-kafka-<topic>-<n>}) until its grant is confirmed and then by the
+ *       client's one thread for holders ({@code latchkey-kafka-held-<n>}, running while the client holds
+ *       something; {@code HeldPolls}). Waiters stay in the group until they are assigned the partition or
+ *       their wait ends; holders are polled on while the business code runs, so
+ *       {@code max.poll.interval.ms} never expels them. A zero wait still joins once and waits for that
+ *       rebalance. Release closes the consumer on the releasing thread, which leaves the group at once.
+ *       That is the protocol's cost, and it is per contender, not per client: each waiter is one
+ *       {@code KafkaConsumer} with its polling thread, and each holder one with no thread of
+ *       Latchkey's; each has the consumer's own heartbeat thread, which the group protocol keeps per
+ *       member, and connections to the group coordinator and the partition's leader
+ *       ({@code KafkaCostTest.heldLocksShareOnePollingThread}). Unless the application's settings ask for them ({@code metric.reporters},
  *       {@code enable.metrics.push}), a member's consumer registers no JMX MBeans and pushes no client
  *       metrics to the broker: it is the library's, not the application's, and the two took about 76 KB
  *       of heap per held lock, a third of it. A client waiting on ten locks at once runs twenty threads
- *       for them; the shared layer admits one contender per lock name and client, which bounds it. The
+ *       for them, and one holding ten, eleven; the shared layer admits one contender per lock name and client, which bounds it. The
  *       shared admin client, producer and (for scheduled jobs) slot reader add their own network
  *       threads, one each per client.</li>
  *   <li><b>Hand-over.</b> By default ({@code handover=heartbeat}) a waiter learns of a release at its

@@ -13,8 +13,10 @@ import io.latchkey.testkit.kafka.KafkaServer;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -122,6 +124,81 @@ class KafkaCostTest {
         }
         assertThat(reporting.consumerConfig("g", "c", 0, 0)).as("a member's consumer settings, enable.metrics.push=true")
                 .containsEntry("enable.metrics.push", true);
+    }
+
+    @Test
+    @DisplayName("a client's held locks are polled by one thread of its own: per held lock, only the consumer's heartbeat"
+            + " thread runs, and every lease stays valid past the lease")
+    void heldLocksShareOnePollingThread() throws Exception {
+        KafkaLockBackend backend = backend(OPTIONS, KafkaLockBackend.TOPIC_CACHE_SIZE);
+        LockClient client = LockClients.of("kafka", backend, OPTIONS);
+        int count = 6;
+        List<Lease> leases = new ArrayList<>();
+        try {
+            for (int i = 0; i < count; i++) {
+                leases.add(client.lock(name("held-" + i)).tryLock(OPTIONS.lease()).orElseThrow());
+            }
+            // a member's own thread ends once its grant is confirmed
+            Awaitility.await().atMost(OPTIONS.timeout()).pollInterval(Duration.ofMillis(20)).untilAsserted(() -> {
+                for (Lease lease : leases) {
+                    assertThat(threadsOf(lease.lockName())).as("threads of lock '%s''s group", lease.lockName())
+                            .singleElement().asString().startsWith("kafka-coordinator-heartbeat-thread");
+                }
+            });
+            String held = backend.heldPolls().threadName();
+            assertThat(liveThreads().filter(held::equals).count()).as("the client's threads polling its holders").isEqualTo(1);
+            // polled from that one thread, the holders' heartbeats keep confirming them
+            Thread.sleep(OPTIONS.lease().plusSeconds(1).toMillis()); // the span observed; nothing is awaited
+            for (Lease lease : leases) {
+                assertThat(lease.isValid()).as("%s, held past its lease", lease.lockName()).isTrue();
+            }
+        } finally {
+            leases.forEach(Lease::close);
+        }
+        for (Lease lease : leases) {
+            assertThat(threadsOf(lease.lockName())).as("threads of released lock '%s''s group", lease.lockName()).isEmpty();
+        }
+        // with nothing held, the polling thread ends
+        String held = backend.heldPolls().threadName();
+        Awaitility.await().atMost(Duration.ofSeconds(1)).until(() -> liveThreads().noneMatch(held::equals));
+    }
+
+    @Test
+    @DisplayName("a loss signal that releases another lock of the client, run on the thread that polls the holders,"
+            + " leaves that lock's group before the release returns")
+    void releaseFromALossSignalLeavesTheGroup() throws Exception {
+        KafkaLockBackend backend = backend(OPTIONS, KafkaLockBackend.TOPIC_CACHE_SIZE);
+        LockClient client = LockClients.of("kafka", backend, OPTIONS);
+        Lease lost = client.lock(name("lost")).tryLock(OPTIONS.lease()).orElseThrow();
+        Lease other = client.lock(name("other")).tryLock(OPTIONS.lease()).orElseThrow();
+        try {
+            Awaitility.await().atMost(OPTIONS.timeout()).pollInterval(Duration.ofMillis(20)).until(() ->
+                    threadsOf(lost.lockName()).size() == 1 && threadsOf(other.lockName()).size() == 1);
+            java.util.concurrent.CompletableFuture<String> releasedOn = new java.util.concurrent.CompletableFuture<>();
+            lost.lost().thenRun(() -> {
+                other.close();
+                releasedOn.complete(Thread.currentThread().getName());
+            });
+            client.lock(lost.lockName()).forceRelease();
+            assertThat(releasedOn.get(OPTIONS.lease().toMillis(), TimeUnit.MILLISECONDS)).as("where the loss was signalled")
+                    .isEqualTo(backend.heldPolls().threadName());
+            assertThat(threadsOf(other.lockName())).as("threads of the lock released there").isEmpty();
+            assertThat(backend.members()).as("the client's members").extracting(GroupMember::lockName)
+                    .doesNotContain(other.lockName());
+        } finally {
+            lost.close();
+            other.close();
+        }
+    }
+
+    private static java.util.stream.Stream<String> liveThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName);
+    }
+
+    /** The live threads named after lock {@code name}'s consumer group: a member's own, the consumer's heartbeat thread. */
+    private static List<String> threadsOf(String name) {
+        String group = TopicNames.topic(PREFIX, name);
+        return liveThreads().filter(t -> t.endsWith(" | " + group) || t.startsWith("latchkey-kafka-" + group + "-")).toList();
     }
 
     @Test
