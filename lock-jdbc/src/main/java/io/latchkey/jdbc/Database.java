@@ -33,6 +33,16 @@ import javax.sql.DataSource;
  * grant's owner, so a grant that committed before its connection failed is found again, not taken
  * twice, and a release or renewal repeated changes nothing.
  *
+ * <p>A {@link #call} commits each statement as it runs, whatever the connection's autocommit setting:
+ * an application's pool may hand out connections with autocommit off (HikariCP's {@code autoCommit=false},
+ * common with Spring and JPA), and would roll back on return a grant, renewal or release that was never
+ * committed, so that the holder would believe it held a lock that another client could take. Such a
+ * connection is switched to autocommit for the call and back when it is done, so the pool gets it back
+ * as it gave it, with nothing left to commit or roll back. Switching it on, which commits a pending
+ * transaction, commits nothing here: the connection was just borrowed, on a thread of the backend (so no
+ * transaction bound to an application's thread comes with it), and Latchkey has run nothing on it yet.
+ * Latchkey's own pool keeps autocommit on, and is left alone.
+ *
  * <p>Thread-safe.
  */
 final class Database {
@@ -74,8 +84,9 @@ final class Database {
     }
 
     /**
-     * Runs {@code work} on a connection in autocommit mode, within {@code bound}, again at once after a
-     * deadlock the database broke.
+     * Runs {@code work} on a connection in autocommit mode (switched on for the call where the
+     * application's pool gave it off), within {@code bound}, again at once after a deadlock the database
+     * broke.
      *
      * @param lockName the lock the call is for, for the exception
      * @param what what the call does, for messages: "the acquire of lock 'x'"
@@ -106,10 +117,18 @@ final class Database {
                     throw unavailable(lockName, what, bound, null);
                 }
                 c.setNetworkTimeout(threads, (int) Math.min(Integer.MAX_VALUE, left));
+                // see the class's javadoc: what a call writes must not wait for a commit that never comes
+                boolean autoCommitOff = !ownPool && !transaction && !c.getAutoCommit();
                 try {
+                    if (autoCommitOff) {
+                        c.setAutoCommit(true);
+                    }
                     return transaction ? inTransaction(c, work) : work.run(c);
                 } finally {
                     if (!ownPool && !c.isClosed()) {
+                        if (autoCommitOff) {
+                            c.setAutoCommit(false);
+                        }
                         c.setNetworkTimeout(threads, previousTimeout);
                     }
                 }

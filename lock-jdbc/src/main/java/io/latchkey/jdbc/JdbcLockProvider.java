@@ -161,7 +161,9 @@ public final class JdbcLockProvider implements LockProviderFactory {
      * for as long as the client lives on PostgreSQL, to listen for releases. The database is recognised
      * from the connection's metadata; {@code options} supply {@code lease}, {@code safetyMargin},
      * {@code timeout}, {@code namespace} and the backend options {@value #POLL_INTERVAL} and
-     * {@value #CREATE_TABLES} (the pool's own settings, its size among them, are the application's).
+     * {@value #CREATE_TABLES} (the pool's own settings, its size among them, are the application's). Its
+     * connections may come with autocommit off: Latchkey commits what it writes all the same, and gives
+     * them back with autocommit off.
      *
      * @throws IllegalArgumentException if an option is bad, or the tables are missing and cannot be created
      * @throws io.latchkey.LockBackendUnavailableException if no connection answers within {@code timeout}

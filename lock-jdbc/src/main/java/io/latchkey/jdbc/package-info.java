@@ -27,6 +27,11 @@
  *       refreshed while they wait and deleted when they stop: the only write a waiter makes.</li>
  *   <li><b>Connections</b> are taken per statement from the pool, never per lock; renewals share one per
  *       tick; PostgreSQL's listener keeps one for the client's life.</li>
+ *   <li><b>Autocommit</b>: what Latchkey writes outside its own short transactions commits as it runs,
+ *       also on an application's pool that hands out connections with autocommit off (which would roll
+ *       an uncommitted grant back on return, and let another client take a lock still believed held):
+ *       such a connection is switched to autocommit for the call and back before it returns to the
+ *       pool.</li>
  *   <li><b>A failed connection</b> (a restart, a cut) makes a call run again on another connection
  *       within its bound: every write is guarded by the grant's owner id, so running it twice grants,
  *       releases or renews nothing twice.</li>

@@ -36,13 +36,18 @@ final class JdbcRows {
 
     /** A connection as the fixture's user, to the database of {@code server}. */
     static Connection connect(LockServer server) throws SQLException {
+        return server instanceof PostgresServer
+                ? DriverManager.getConnection(jdbcUrl(server), PostgresServer.USER, PostgresServer.PASSWORD)
+                : DriverManager.getConnection(jdbcUrl(server), MariaDbServer.USER, MariaDbServer.PASSWORD);
+    }
+
+    /** The JDBC URL of the database of {@code server}, whose user and password are the fixture's. */
+    static String jdbcUrl(LockServer server) {
         InetSocketAddress e = server.endpoints().get(0);
         if (server instanceof PostgresServer) {
-            return DriverManager.getConnection("jdbc:postgresql://" + e.getHostString() + ":" + e.getPort() + "/"
-                    + PostgresServer.DATABASE, PostgresServer.USER, PostgresServer.PASSWORD);
+            return "jdbc:postgresql://" + e.getHostString() + ":" + e.getPort() + "/" + PostgresServer.DATABASE;
         }
-        return DriverManager.getConnection("jdbc:mariadb://" + e.getHostString() + ":" + e.getPort() + "/"
-                + MariaDbServer.DATABASE, MariaDbServer.USER, MariaDbServer.PASSWORD);
+        return "jdbc:mariadb://" + e.getHostString() + ":" + e.getPort() + "/" + MariaDbServer.DATABASE;
     }
 
     /**
