@@ -29,7 +29,7 @@ import java.util.Map;
  * {@code --scenarios uncontended,contended,handover,crash,connect,names,readwrite,held [all]}, {@code --rounds N [3]},
  * {@code --seconds S} per timed scenario and variant [3], {@code --names N} for the distinct-names
  * scenario [1000], {@code --held N} locks one client holds at once in the held scenario, Latchkey
- * only [1000, at most 100 on Kafka], {@code --lease 6s} and {@code --timeout 2s} for every variant,
+ * only [1000, at most 1000 on Kafka], {@code --lease 6s} and {@code --timeout 2s} for every variant,
  * {@code --hold 50ms} a holder keeps the lock in the hand-over scenario [50ms, Kafka 1s],
  * {@code --uri backend=uri} to use a running server instead of a container (repeatable),
  * {@code --out file} for a copy of the tables [target/bench-results.md].

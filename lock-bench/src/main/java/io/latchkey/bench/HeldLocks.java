@@ -31,8 +31,8 @@ final class HeldLocks {
     static final String VALID = "held: leases valid at the end of the hold";
     static final String RELEASE = "held: release per lock, total / N (ms)";
 
-    /** The cap on Kafka, where every held lock is a topic, a consumer group and a consumer with two threads of its own. */
-    static final int KAFKA_CAP = 100;
+    /** The cap on Kafka, where every held lock is a topic, a consumer group and a consumer with a heartbeat thread of its own. */
+    static final int KAFKA_CAP = 1000;
 
     private static final Duration LONG_WAIT = Duration.ofSeconds(60);
 

@@ -73,7 +73,7 @@ final class Scenarios {
         this.held = backend == Backend.KAFKA ? Math.min(held, HeldLocks.KAFKA_CAP) : held;
     }
 
-    /** How many locks the held scenario takes on this backend: {@code --held}, at most 100 on Kafka. */
+    /** How many locks the held scenario takes on this backend: {@code --held}, at most 1,000 on Kafka. */
     int heldCount() {
         return held;
     }

@@ -33,7 +33,7 @@
  *       threads are counted against the same open client holding nothing. Server operations are read
  *       where a counter is at hand: Redis's {@code total_commands_processed}, ZooKeeper's
  *       {@code zk_packets_received}, PostgreSQL's {@code pg_stat_statements}; not on etcd, Kafka and
- *       MariaDB. Kafka holds at most 100: each held lock there is a topic, a group and a consumer.</li>
+ *       MariaDB. Kafka holds at most 1,000: each held lock there is a topic, a group and a consumer.</li>
  * </ul>
  */
 package io.latchkey.bench;
