@@ -282,12 +282,8 @@ final class GroupMember implements PermitLease {
                     return; // HeldPolls polls the consumer from now on
                 }
             }
-        } catch (WakeupException e) {
-            if (!stopping) {
-                fail(e);
-            }
         } catch (Throwable e) {
-            fail(e);
+            failUnlessReleased(e);
         } finally {
             if (!handedOff && finishing.compareAndSet(false, true)) {
                 finish(c);
@@ -334,12 +330,8 @@ final class GroupMember implements PermitLease {
                     if (holding && confirmedSentAt != Long.MIN_VALUE) {
                         heartbeats.confirm(confirmedSentAt);
                     }
-                } catch (WakeupException e) {
-                    if (!stopping) {
-                        fail(e);
-                    }
                 } catch (Throwable e) {
-                    fail(e);
+                    failUnlessReleased(e);
                 } finally {
                     polledBy = null;
                 }
@@ -460,6 +452,13 @@ final class GroupMember implements PermitLease {
         if (backend.parkWaiters() && permits == 0 && !stopping && !topicMissing && g > parkedAt && System.nanoTime() - waitUntilNanos < 0) {
             parkedAt = g;
             c.enforceRebalance("latchkey: waiting for the holder to leave");
+        }
+    }
+
+    /** A poll that threw {@code e}: a failure, unless it is the wakeup of a release. */
+    private void failUnlessReleased(Throwable e) {
+        if (!(e instanceof WakeupException) || !stopping) {
+            fail(e);
         }
     }
 

@@ -138,13 +138,7 @@ class KafkaCostTest {
             for (int i = 0; i < count; i++) {
                 leases.add(client.lock(name("held-" + i)).tryLock(OPTIONS.lease()).orElseThrow());
             }
-            // a member's own thread ends once its grant is confirmed
-            Awaitility.await().atMost(OPTIONS.timeout()).pollInterval(Duration.ofMillis(20)).untilAsserted(() -> {
-                for (Lease lease : leases) {
-                    assertThat(threadsOf(lease.lockName())).as("threads of lock '%s''s group", lease.lockName())
-                            .singleElement().asString().startsWith("kafka-coordinator-heartbeat-thread");
-                }
-            });
+            awaitHandedOver(leases);
             String held = backend.heldPolls().threadName();
             assertThat(liveThreads().filter(held::equals).count()).as("the client's threads polling its holders").isEqualTo(1);
             // polled from that one thread, the holders' heartbeats keep confirming them
@@ -160,7 +154,7 @@ class KafkaCostTest {
         }
         // with nothing held, the polling thread ends
         String held = backend.heldPolls().threadName();
-        Awaitility.await().atMost(Duration.ofSeconds(1)).until(() -> liveThreads().noneMatch(held::equals));
+        Awaitility.await().atMost(OPTIONS.timeout()).until(() -> liveThreads().noneMatch(held::equals));
     }
 
     @Test
@@ -172,8 +166,7 @@ class KafkaCostTest {
         Lease lost = client.lock(name("lost")).tryLock(OPTIONS.lease()).orElseThrow();
         Lease other = client.lock(name("other")).tryLock(OPTIONS.lease()).orElseThrow();
         try {
-            Awaitility.await().atMost(OPTIONS.timeout()).pollInterval(Duration.ofMillis(20)).until(() ->
-                    threadsOf(lost.lockName()).size() == 1 && threadsOf(other.lockName()).size() == 1);
+            awaitHandedOver(List.of(lost, other));
             java.util.concurrent.CompletableFuture<String> releasedOn = new java.util.concurrent.CompletableFuture<>();
             lost.lost().thenRun(() -> {
                 other.close();
@@ -189,6 +182,16 @@ class KafkaCostTest {
             lost.close();
             other.close();
         }
+    }
+
+    /** Waits until the member of each lease has handed its consumer over: a member's own thread ends then. */
+    private static void awaitHandedOver(List<Lease> leases) {
+        Awaitility.await().atMost(OPTIONS.timeout()).pollInterval(Duration.ofMillis(20)).untilAsserted(() -> {
+            for (Lease lease : leases) {
+                assertThat(threadsOf(lease.lockName())).as("threads of lock '%s''s group", lease.lockName())
+                        .singleElement().asString().startsWith("kafka-coordinator-heartbeat-thread");
+            }
+        });
     }
 
     private static java.util.stream.Stream<String> liveThreads() {
