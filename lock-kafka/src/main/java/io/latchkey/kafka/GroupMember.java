@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * whole group). A waiter's own thread polls for up to that long at a time and so takes the group's answers as
  * they come; a holder's poll takes no time ({@link #pollHeld}), so one thread serves every holder of the client.
  * A holder's consumer is closed by its releasing thread (as a waiter's by its own thread, which the release waits
- * for), or after a loss by a thread started for it.
+ * for), or, when it stops otherwise (a loss, a semaphore's acquire that keeps another slot), by a thread started for
+ * it.
  *
  * <p>Its other parts: {@link GrantWait} is the acquire's side, {@link HeartbeatEvidence} the holder's
  * evidence that the broker still keeps it (rule 7), {@link HolderSlots} a holder's schedule slots and
@@ -311,14 +312,15 @@ final class GroupMember implements PermitLease {
      * no time, which runs a rebalance's callbacks (a partition revoked or lost ends the hold there) and the
      * holder's evidence from its heartbeats.
      *
-     * @return false once it is no longer polled there: released (the releasing thread closes the consumer), or lost
-     *     or failed (a thread started here closes it)
+     * <p>A member that stopped (released, left by a semaphore's acquire that kept another slot, lost in a rebalance,
+     * or failed) is polled no more, and its consumer is closed once: by a release on the releasing thread (which
+     * waits out a poll in progress and then claims it), else on a thread started here, so that the close, which
+     * may wait for the broker, holds up no other holder.
+     *
+     * @return false once it is no longer polled there
      */
     boolean pollHeld() {
         synchronized (pollLock) {
-            if (stopping && !stoppedByLoss) {
-                return false;
-            }
             KafkaConsumer<byte[], byte[]> c = consumer;
             if (!stopping) {
                 long confirmedSentAt = heartbeats.observe(System.nanoTime());
@@ -338,11 +340,7 @@ final class GroupMember implements PermitLease {
                 if (holding && !stopping) {
                     return true;
                 }
-                if (stopping && !stoppedByLoss) {
-                    return false; // released during the poll
-                }
             }
-            // lost in a rebalance, or the poll failed: nobody releases it, so it leaves the group here
             if (finishing.compareAndSet(false, true)) {
                 Thread t = new Thread(() -> finish(c), thread.getName() + "-leave");
                 t.setDaemon(true);
@@ -483,7 +481,8 @@ final class GroupMember implements PermitLease {
         }
         if (handedOff) {
             synchronized (pollLock) {
-                // a poll in progress on HeldPolls's thread ends (the wakeup) before the consumer is closed here
+                // a poll in progress on HeldPolls's thread ends (the wakeup) before the consumer is closed here;
+                // if that poll saw the release first, its thread closes it and this one waits below
             }
             if (finishing.compareAndSet(false, true)) {
                 finish(consumer);

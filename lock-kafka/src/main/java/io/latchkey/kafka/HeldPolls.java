@@ -18,7 +18,8 @@ import java.util.concurrent.locks.LockSupport;
  * a holder that joins a rebalance goes one step a poll, so its rejoin takes a few polls. The heartbeats that keep the
  * session are the heartbeat thread's, which a slow poll does not hold up; {@code max.poll.interval.ms} (at least
  * five minutes) is the bound on a poll. What could wait for the broker is done elsewhere: a release closes its
- * consumer on the releasing thread, a loss on a thread of its own.
+ * consumer on the releasing thread, any other end of a holder (a loss, a semaphore's acquire that keeps another
+ * slot) on a thread of its own.
  *
  * <p>The thread runs while some member holds and ends when none does; the next grant starts it again.
  *

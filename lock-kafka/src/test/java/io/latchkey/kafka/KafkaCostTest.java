@@ -184,6 +184,55 @@ class KafkaCostTest {
         }
     }
 
+    @Test
+    @DisplayName("a semaphore's acquire keeps one member: the members of the other slots leave, those granted their slot"
+            + " and handed over to the holders' thread too")
+    void permitRaceLeavesTheSlotsItDoesNotKeep() throws Exception {
+        KafkaLockBackend backend = backend(OPTIONS, KafkaLockBackend.TOPIC_CACHE_SIZE);
+        LockClient client = LockClients.of("kafka", backend, OPTIONS);
+        String name = name("race");
+        int permits = 3;
+        String topic = TopicNames.semaphoreTopic(PREFIX, name);
+        // every slot is free: each slot's member is granted its slot, and the acquire keeps the first
+        try (SemaphoreLease permit = client.semaphore(name, permits).tryAcquire(OPTIONS.lease()).orElseThrow()) {
+            Awaitility.await().atMost(OPTIONS.timeout().multipliedBy(2)).pollInterval(Duration.ofMillis(20))
+                    .untilAsserted(() -> {
+                        for (int slot = 0; slot < permits; slot++) {
+                            String group = TopicNames.slotGroup(topic, slot);
+                            List<String> threads = liveThreads().filter(t -> t.contains(group)).toList();
+                            if (slot == permit.slot()) {
+                                assertThat(threads).as("threads of the kept slot %d", slot).singleElement().asString()
+                                        .startsWith("kafka-coordinator-heartbeat-thread");
+                            } else {
+                                assertThat(threads).as("threads of slot %d, not kept", slot).isEmpty();
+                            }
+                        }
+                        assertThat(backend.members()).as("the client's members").hasSize(1);
+                    });
+            assertThat(permit.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    @DisplayName("a member handed over to the holders' thread that leaves without a release, as a semaphore's acquire"
+            + " lets go of a slot it does not keep, closes its consumer")
+    void handedOverMemberThatLeavesIsClosed() throws Exception {
+        KafkaLockBackend backend = backend(OPTIONS, KafkaLockBackend.TOPIC_CACHE_SIZE);
+        LockClient client = LockClients.of("kafka", backend, OPTIONS);
+        Lease lease = client.lock(name("leaves")).tryLock(OPTIONS.lease()).orElseThrow();
+        try {
+            awaitHandedOver(List.of(lease));
+            GroupMember member = backend.members().stream().filter(m -> m.lockName().equals(lease.lockName()))
+                    .findFirst().orElseThrow();
+            assertThat(member.leave()).as("the member's first leave").isTrue();
+            member.awaitLeft(); // throws if the member did not end within its bound
+            assertThat(threadsOf(lease.lockName())).as("threads of its group once it left").isEmpty();
+            assertThat(backend.members()).as("the client's members").doesNotContain(member);
+        } finally {
+            lease.close();
+        }
+    }
+
     /** Waits until the member of each lease has handed its consumer over: a member's own thread ends then. */
     private static void awaitHandedOver(List<Lease> leases) {
         Awaitility.await().atMost(OPTIONS.timeout()).pollInterval(Duration.ofMillis(20)).untilAsserted(() -> {
