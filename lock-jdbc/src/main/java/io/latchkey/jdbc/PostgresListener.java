@@ -18,6 +18,13 @@ import org.slf4j.LoggerFactory;
  * poll interval and wakes every waiter, since notifications sent meanwhile are lost (each waiter also
  * tries again on its own within the poll interval).
  *
+ * <p>The connection is in autocommit mode while it listens: PostgreSQL applies a {@code LISTEN} only
+ * when its transaction commits, so on a connection of an application's pool that comes with autocommit
+ * off (HikariCP's {@code autoCommit=false}) nothing would be heard, every waiter would wait for its own
+ * poll, and the connection would stay idle in transaction for the client's life. As in {@link Database},
+ * such a connection is switched to autocommit when it is borrowed, which commits nothing since nothing
+ * ran on it yet, and back before it returns to the pool, so the pool gets it back as it gave it.
+ *
  * <p>One thread, named {@code latchkey-jdbc-<n>-listen}, stopped by {@link #close()}.
  */
 final class PostgresListener implements AutoCloseable {
@@ -48,17 +55,16 @@ final class PostgresListener implements AutoCloseable {
                 if (closed) {
                     return;
                 }
-                try (Statement s = c.createStatement()) {
-                    s.execute("LISTEN " + channel);
-                }
-                wakeups.wakeAll(); // what was notified before LISTEN is lost: every waiter looks again
-                PGConnection pg = c.unwrap(PGConnection.class);
-                while (!closed) {
-                    PGNotification[] received = pg.getNotifications((int) Math.max(1, pollInterval.toMillis()));
-                    if (received != null) {
-                        for (PGNotification n : received) {
-                            wakeups.wake(n.getParameter());
-                        }
+                // see the class's javadoc: a LISTEN in a transaction is not heard until a commit that never comes
+                boolean autoCommitOff = !c.getAutoCommit();
+                try {
+                    if (autoCommitOff) {
+                        c.setAutoCommit(true);
+                    }
+                    listen(c);
+                } finally {
+                    if (autoCommitOff && !c.isClosed()) {
+                        c.setAutoCommit(false);
                     }
                 }
             } catch (SQLException | RuntimeException e) {
@@ -73,6 +79,23 @@ final class PostgresListener implements AutoCloseable {
                 }
             } finally {
                 connection = null;
+            }
+        }
+    }
+
+    /** {@code LISTEN}s on {@code c} and wakes the waiters of what it hears until closed or {@code c} fails. */
+    private void listen(Connection c) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute("LISTEN " + channel);
+        }
+        wakeups.wakeAll(); // what was notified before LISTEN is lost: every waiter looks again
+        PGConnection pg = c.unwrap(PGConnection.class);
+        while (!closed) {
+            PGNotification[] received = pg.getNotifications((int) Math.max(1, pollInterval.toMillis()));
+            if (received != null) {
+                for (PGNotification n : received) {
+                    wakeups.wake(n.getParameter());
+                }
             }
         }
     }

@@ -31,7 +31,8 @@
  *       also on an application's pool that hands out connections with autocommit off (which would roll
  *       an uncommitted grant back on return, and let another client take a lock still believed held):
  *       such a connection is switched to autocommit for the call and back before it returns to the
- *       pool.</li>
+ *       pool. PostgreSQL's listener switches its connection likewise, since a {@code LISTEN} takes
+ *       effect only when committed.</li>
  *   <li><b>A failed connection</b> (a restart, a cut) makes a call run again on another connection
  *       within its bound: every write is guarded by the grant's owner id, so running it twice grants,
  *       releases or renews nothing twice.</li>

@@ -82,8 +82,11 @@ class AutoCommitOffPoolTest {
         return database.equals(JdbcRows.POSTGRES) ? POSTGRES.get() : MARIADB.get();
     }
 
-    /** An application's pool of {@code server} whose connections come with autocommit off. */
-    private static HikariDataSource pool(LockServer server) {
+    /**
+     * An application's pool of {@code server} whose connections come with autocommit off; on PostgreSQL
+     * they show in {@code pg_stat_activity} with the pool's name as their {@code application_name}.
+     */
+    static HikariDataSource pool(LockServer server) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(JdbcRows.jdbcUrl(server));
         config.setUsername(server instanceof PostgresServer ? PostgresServer.USER : MariaDbServer.USER);
@@ -91,6 +94,9 @@ class AutoCommitOffPoolTest {
         config.setAutoCommit(false);
         config.setMaximumPoolSize(4);
         config.setPoolName("application-" + POOLS.incrementAndGet());
+        if (server instanceof PostgresServer) {
+            config.addDataSourceProperty("ApplicationName", config.getPoolName());
+        }
         return new HikariDataSource(config);
     }
 }

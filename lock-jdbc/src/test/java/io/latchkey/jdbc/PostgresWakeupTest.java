@@ -2,6 +2,7 @@ package io.latchkey.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.zaxxer.hikari.HikariDataSource;
 import io.latchkey.Lease;
 import io.latchkey.LockClient;
 import io.latchkey.LockOptions;
@@ -17,7 +18,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * On PostgreSQL a release wakes the waiters of other clients through {@code LISTEN}/{@code NOTIFY}, long
- * before their own poll; and a waiter whose listening connection the server ended is woken by its own
+ * before their own poll, also a waiter on an application's pool whose connections come with autocommit
+ * off; and a waiter whose listening connection the server ended is woken by its own
  * poll instead, within {@code pollInterval}. The poll interval here is long (a fifth of the lease), so
  * that a hand-over within a tenth of it can only be the notification's.
  */
@@ -39,13 +41,7 @@ class PostgresWakeupTest {
     void aReleaseWakesAWaiterOfAnotherClientAtOnce() throws Exception {
         try (LockClient holder = client(); LockClient waiter = client()) {
             Lease held = holder.lock("woken").tryLock(Duration.ZERO).orElseThrow();
-            CompletableFuture<Optional<Lease>> waiting = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return waiter.lock("woken").tryLock(LEASE);
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
+            CompletableFuture<Optional<Lease>> waiting = waiting(waiter, "woken");
             awaitWaiter(holder, "woken");
             long released = System.nanoTime();
             held.close();
@@ -63,13 +59,7 @@ class PostgresWakeupTest {
         PostgresServer server = SERVER.get();
         try (LockClient holder = client(); LockClient waiter = client()) {
             Lease held = holder.lock("unheard").tryLock(Duration.ZERO).orElseThrow();
-            CompletableFuture<Optional<Lease>> waiting = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return waiter.lock("unheard").tryLock(LEASE);
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
+            CompletableFuture<Optional<Lease>> waiting = waiting(waiter, "unheard");
             awaitWaiter(holder, "unheard");
             // every listening connection of the database ends: the notification of the release is lost
             assertThat(server.sql("select count(pg_terminate_backend(pid)) from pg_stat_activity where query like 'LISTEN %'"))
@@ -85,6 +75,30 @@ class PostgresWakeupTest {
     }
 
     @Test
+    void aReleaseWakesAWaiterOnAnApplicationPoolWithAutocommitOffAtOnce() throws Exception {
+        PostgresServer server = SERVER.get();
+        LockOptions options = LockOptions.builder().lease(LEASE)
+                .backendOption(JdbcLockProvider.POLL_INTERVAL, POLL.toMillis() + "ms").build();
+        try (LockClient holder = client(); HikariDataSource pool = AutoCommitOffPoolTest.pool(server);
+                LockClient waiter = JdbcLockProvider.client(pool, options)) {
+            Lease held = holder.lock("woken-off").tryLock(Duration.ZERO).orElseThrow();
+            CompletableFuture<Optional<Lease>> waiting = waiting(waiter, "woken-off");
+            awaitWaiter(holder, "woken-off");
+            long released = System.nanoTime();
+            held.close();
+            try (Lease next = waiting.get(LEASE.toMillis(), TimeUnit.MILLISECONDS).orElseThrow()) {
+                Duration handOver = Duration.ofNanos(System.nanoTime() - released);
+                assertThat(handOver).as("hand-over to a waiter on a pool with autocommit off, polling every %s", POLL)
+                        .isLessThan(POLL.dividedBy(10));
+            }
+            // a LISTEN in a transaction never committed is never heard, and keeps the connection in it
+            assertThat(server.sql("select state from pg_stat_activity where application_name = '"
+                    + pool.getPoolName() + "' and query like 'LISTEN %'"))
+                    .as("the state of the waiter's listening connection").isEqualTo("idle");
+        }
+    }
+
+    @Test
     void aShortLeaseGetsAPollIntervalOfAQuarterOfIt() throws Exception {
         PostgresServer server = SERVER.get();
         // the default of 1s would not be shorter than half this lease; the default becomes a quarter of it
@@ -92,6 +106,17 @@ class PostgresWakeupTest {
                 Lease lease = client.lock("short-lease").tryLock(Duration.ZERO).orElseThrow()) {
             assertThat(lease.isValid()).isTrue();
         }
+    }
+
+    /** {@code waiter}'s wait for {@code name}, up to the lease, on another thread. */
+    private static CompletableFuture<Optional<Lease>> waiting(LockClient waiter, String name) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return waiter.lock(name).tryLock(LEASE);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
     }
 
     /**
