@@ -25,6 +25,17 @@ import org.slf4j.LoggerFactory;
  * such a connection is switched to autocommit when it is borrowed, which commits nothing since nothing
  * ran on it yet, and back before it returns to the pool, so the pool gets it back as it gave it.
  *
+ * <p>A {@code LISTEN} lasts as long as the database session, not the borrow: a connection given back to
+ * an application's pool still listening would be sent every release of every client, and the driver
+ * would keep each notification in the connection's memory, read by nobody, for as long as the pool keeps
+ * it. So when the listening ends (the client closes, or it failed and another connection will be
+ * borrowed) the listener runs {@code UNLISTEN} on a connection still open, while it is still in autocommit
+ * mode (an {@code UNLISTEN} too takes effect only at a commit), and takes what the driver received before
+ * it. A connection that fails the {@code UNLISTEN} goes back as it is, and the failure that ended the
+ * listening, if one did, is the one logged: a broken connection is the pool's to drop (HikariCP does). An
+ * {@code UNLISTEN} that gets no answer waits no longer than the connection's own network timeout, and
+ * {@link #close()} no longer than its bound, after which it aborts the connection as before.
+ *
  * <p>One thread, named {@code latchkey-jdbc-<n>-listen}, stopped by {@link #close()}.
  */
 final class PostgresListener implements AutoCloseable {
@@ -83,19 +94,48 @@ final class PostgresListener implements AutoCloseable {
         }
     }
 
-    /** {@code LISTEN}s on {@code c} and wakes the waiters of what it hears until closed or {@code c} fails. */
+    /**
+     * {@code LISTEN}s on {@code c} and wakes the waiters of what it hears until closed or {@code c} fails,
+     * then {@code UNLISTEN}s if {@code c} is still open.
+     */
     private void listen(Connection c) throws SQLException {
-        try (Statement s = c.createStatement()) {
-            s.execute("LISTEN " + channel);
+        try {
+            try (Statement s = c.createStatement()) {
+                s.execute("LISTEN " + channel);
+            }
+            wakeups.wakeAll(); // what was notified before LISTEN is lost: every waiter looks again
+            PGConnection pg = c.unwrap(PGConnection.class);
+            while (!closed) {
+                wake(pg.getNotifications((int) Math.max(1, pollInterval.toMillis())));
+            }
+        } finally {
+            unlisten(c);
         }
-        wakeups.wakeAll(); // what was notified before LISTEN is lost: every waiter looks again
-        PGConnection pg = c.unwrap(PGConnection.class);
-        while (!closed) {
-            PGNotification[] received = pg.getNotifications((int) Math.max(1, pollInterval.toMillis()));
-            if (received != null) {
-                for (PGNotification n : received) {
-                    wakeups.wake(n.getParameter());
-                }
+    }
+
+    /**
+     * Ends {@code c}'s {@code LISTEN}, which belongs to the session and not to the borrow (see the class's
+     * javadoc), and takes what the driver received before it. A connection that fails here is given back
+     * as it is: how the listening ended stands, and a broken connection is the pool's to drop.
+     */
+    private void unlisten(Connection c) {
+        try {
+            if (c.isClosed()) {
+                return;
+            }
+            try (Statement s = c.createStatement()) {
+                s.execute("UNLISTEN " + channel);
+            }
+            wake(c.unwrap(PGConnection.class).getNotifications()); // no wait: only what the driver holds
+        } catch (SQLException | RuntimeException e) {
+            log.debug("the UNLISTEN on channel {} failed; its connection goes back to the pool as it is", channel, e);
+        }
+    }
+
+    private void wake(PGNotification[] received) {
+        if (received != null) {
+            for (PGNotification n : received) {
+                wakeups.wake(n.getParameter());
             }
         }
     }

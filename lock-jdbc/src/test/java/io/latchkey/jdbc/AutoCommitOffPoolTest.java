@@ -87,12 +87,17 @@ class AutoCommitOffPoolTest {
      * they show in {@code pg_stat_activity} with the pool's name as their {@code application_name}.
      */
     static HikariDataSource pool(LockServer server) {
+        return pool(server, 4);
+    }
+
+    /** {@link #pool(LockServer)}, of {@code size} connections at most. */
+    static HikariDataSource pool(LockServer server, int size) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(JdbcRows.jdbcUrl(server));
         config.setUsername(server instanceof PostgresServer ? PostgresServer.USER : MariaDbServer.USER);
         config.setPassword(server instanceof PostgresServer ? PostgresServer.PASSWORD : MariaDbServer.PASSWORD);
         config.setAutoCommit(false);
-        config.setMaximumPoolSize(4);
+        config.setMaximumPoolSize(size);
         config.setPoolName("application-" + POOLS.incrementAndGet());
         if (server instanceof PostgresServer) {
             config.addDataSourceProperty("ApplicationName", config.getPoolName());

@@ -9,7 +9,13 @@ import io.latchkey.LockOptions;
 import io.latchkey.testkit.SharedServer;
 import io.latchkey.testkit.jdbc.PostgresServer;
 import java.net.URI;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -20,7 +26,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * On PostgreSQL a release wakes the waiters of other clients through {@code LISTEN}/{@code NOTIFY}, long
  * before their own poll, also a waiter on an application's pool whose connections come with autocommit
  * off; and a waiter whose listening connection the server ended is woken by its own
- * poll instead, within {@code pollInterval}. The poll interval here is long (a fifth of the lease), so
+ * poll instead, within {@code pollInterval}. A closed client gives its listening connection back to an
+ * application's pool listening no more. The poll interval here is long (a fifth of the lease), so
  * that a hand-over within a tenth of it can only be the notification's.
  */
 class PostgresWakeupTest {
@@ -99,6 +106,30 @@ class PostgresWakeupTest {
     }
 
     @Test
+    void aClosedClientGivesItsListeningConnectionBackToTheApplicationsPoolListeningNoMore() throws Exception {
+        PostgresServer server = SERVER.get();
+        LockOptions options = LockOptions.builder().lease(LEASE)
+                .backendOption(JdbcLockProvider.POLL_INTERVAL, POLL.toMillis() + "ms").build();
+        // two connections, the listener's and the calls': both are borrowed below, so the one that listened is
+        // among them; with autocommit off, an UNLISTEN left in a transaction would be rolled back on return
+        try (HikariDataSource pool = AutoCommitOffPoolTest.pool(server, 2)) {
+            try (LockClient client = JdbcLockProvider.client(pool, options)) {
+                client.lock("unlistened").tryLock(Duration.ZERO).orElseThrow().close();
+                awaitListening(server, pool.getPoolName());
+            }
+            // a connection still listening would be sent every release of every client, and its driver would
+            // keep each notification in memory for as long as the pool keeps the connection: nobody reads them
+            List<String> channels = new ArrayList<>();
+            try (Connection first = pool.getConnection(); Connection second = pool.getConnection()) {
+                channels.addAll(listeningChannels(first));
+                channels.addAll(listeningChannels(second));
+            }
+            assertThat(channels).as("the channels the application's connections listen on after the client closed")
+                    .isEmpty();
+        }
+    }
+
+    @Test
     void aShortLeaseGetsAPollIntervalOfAQuarterOfIt() throws Exception {
         PostgresServer server = SERVER.get();
         // the default of 1s would not be shorter than half this lease; the default becomes a quarter of it
@@ -106,6 +137,26 @@ class PostgresWakeupTest {
                 Lease lease = client.lock("short-lease").tryLock(Duration.ZERO).orElseThrow()) {
             assertThat(lease.isValid()).isTrue();
         }
+    }
+
+    /** Returns once a connection of the pool named {@code poolName} has run its {@code LISTEN}. */
+    private static void awaitListening(PostgresServer server, String poolName) throws InterruptedException {
+        long end = System.nanoTime() + LEASE.toNanos();
+        while (!server.sql("select count(*) from pg_stat_activity where application_name = '" + poolName
+                + "' and query like 'LISTEN %'").equals("1")) {
+            assertThat(System.nanoTime() - end).as("a connection of %s listens", poolName).isNegative();
+            Thread.sleep(20); // reading pg_stat_activity until the LISTEN shows: there is nothing to wait on
+        }
+    }
+
+    private static List<String> listeningChannels(Connection c) throws SQLException {
+        List<String> channels = new ArrayList<>();
+        try (Statement s = c.createStatement(); ResultSet rows = s.executeQuery("SELECT pg_listening_channels()")) {
+            while (rows.next()) {
+                channels.add(rows.getString(1));
+            }
+        }
+        return channels;
     }
 
     /** {@code waiter}'s wait for {@code name}, up to the lease, on another thread. */
