@@ -56,21 +56,29 @@ final class HeldPolls {
 
     private void run() {
         long period = TimeUnit.MILLISECONDS.toNanos(GroupMember.POLL_MILLIS);
-        while (true) {
-            long next = System.nanoTime() + period;
-            for (GroupMember member : held) {
-                if (!member.pollHeld()) {
-                    held.remove(member);
+        try {
+            while (true) {
+                long next = System.nanoTime() + period;
+                for (GroupMember member : held) {
+                    if (!member.pollHeld()) {
+                        held.remove(member);
+                    }
+                }
+                synchronized (this) {
+                    if (held.isEmpty()) {
+                        thread = null; // an adopt after this starts a new one
+                        return;
+                    }
+                }
+                for (long wait; (wait = next - System.nanoTime()) > 0; ) {
+                    LockSupport.parkNanos(this, wait);
                 }
             }
+        } finally {
             synchronized (this) {
-                if (held.isEmpty()) {
-                    thread = null; // an adopt after this starts a new one
-                    return;
+                if (thread == Thread.currentThread()) {
+                    thread = null; // ended by an error (pollHeld catches the poll's own): the next grant starts another
                 }
-            }
-            for (long wait; (wait = next - System.nanoTime()) > 0; ) {
-                LockSupport.parkNanos(this, wait);
             }
         }
     }
